@@ -1,0 +1,39 @@
+// gpulab-cli: the engine, headless. Subcommands are registered from cmd_*.cpp.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "commands.hpp"
+
+namespace {
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "gpulab-cli: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpulab-cli: GPU image processing and GPU-computing lab, headless"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION);
+  gpulab::cli::registerInfo(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line on stderr (CLI11's own message), and where to look for the rest.
+    std::string message = e.what();
+    if (auto* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front())
+      return fail(2, message + " (see 'gpulab-cli " + sub->get_name() + " --help')");
+    return fail(2, message + " (see 'gpulab-cli --help')");
+  } catch (const gpulab::cli::UsageError& e) {
+    return fail(2, e.what());
+  } catch (const std::exception& e) {
+    return fail(1, e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,52 @@
+// What GPUs this machine has. "No GPU" and "no driver" are states, not errors: queryDevices()
+// never throws for them, and every CPU path of gpulab keeps working.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gpulab {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  int multiprocessors = 0;
+  std::size_t totalMemory = 0;  ///< bytes
+  std::size_t freeMemory = 0;   ///< bytes, when queried
+  int memoryBusWidthBits = 0;
+  int l2CacheBytes = 0;
+  std::size_t sharedMemoryPerBlockOptin = 0;
+
+  std::string computeCapability() const { return std::to_string(computeMajor) + "." + std::to_string(computeMinor); }
+};
+
+struct DeviceReport {
+  std::vector<DeviceInfo> devices;
+  int runtimeVersion = 0;  ///< e.g. 13000 for CUDA 13.0
+  int driverVersion = 0;   ///< 0 when no driver is installed
+  std::string status;      ///< why there is no device ("no CUDA driver", ...); empty when there is one
+
+  bool available() const noexcept { return !devices.empty(); }
+};
+
+/// Every CUDA device with its properties and current free memory. Never throws for a missing
+/// device or driver; those come back as an empty list and a status sentence.
+DeviceReport queryDevices();
+
+/// True when at least one usable CUDA device exists. Cached after the first call.
+bool cudaAvailable();
+
+/// Free and total memory of the current device, in bytes.
+struct MemoryUsage {
+  std::size_t free = 0;
+  std::size_t total = 0;
+};
+MemoryUsage deviceMemory(int device = 0);
+
+/// "13.0" from 13000.
+std::string formatCudaVersion(int version);
+
+}  // namespace gpulab

@@ -1,0 +1,21 @@
+// Interleaved host pixels <-> planar device images. gpulab keeps images planar on the GPU (one
+// pitched plane per channel, planes stacked in one allocation) so every filter is a plane filter
+// and alpha can pass through untouched; photos arrive interleaved (RGBRGB...).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "gpulab/kernels/plane.cuh"
+
+namespace gpulab::kernels {
+
+/// src: width*height pixels of `channels` interleaved T, tightly packed. dst: `channels` planes of
+/// width x height stacked in one pitched allocation (plane c starts at row c*height).
+template <class T>
+void launchDeinterleave(const T* src, int channels, Plane<T> dstStack, cudaStream_t stream);
+
+/// The inverse of launchDeinterleave.
+template <class T>
+void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_t stream);
+
+}  // namespace gpulab::kernels

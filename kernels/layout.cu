@@ -1,0 +1,66 @@
+#include <cstdint>
+
+#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/layout.cuh"
+
+namespace gpulab::kernels {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Kernels: one thread per pixel, all channels of it; rows are independent.
+// Plane stacks hold `channels` planes of `height` rows each; srcStack.height / dstStack.height is
+// the height of one plane.
+
+template <class T>
+__global__ void deinterleaveKernel(const T* __restrict__ src, int channels, Plane<T> dst) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y;
+  if (x >= dst.width) return;
+  const T* px = src + (static_cast<std::size_t>(y) * dst.width + x) * channels;
+  for (int c = 0; c < channels; ++c) dst.row(c * dst.height + y)[x] = px[c];
+}
+
+template <class T>
+__global__ void interleaveKernel(Plane<const T> src, int channels, T* __restrict__ dst) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y;
+  if (x >= src.width) return;
+  T* px = dst + (static_cast<std::size_t>(y) * src.width + x) * channels;
+  for (int c = 0; c < channels; ++c) px[c] = src.row(c * src.height + y)[x];
+}
+
+constexpr int kThreads = 256;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Launchers
+
+template <class T>
+void launchDeinterleave(const T* src, int channels, Plane<T> dstStack, cudaStream_t stream) {
+  if (dstStack.width == 0 || dstStack.height == 0) return;
+  const dim3 grid(divUp(dstStack.width, kThreads), dstStack.height);
+  deinterleaveKernel<T><<<grid, kThreads, 0, stream>>>(src, channels, dstStack);
+  GPULAB_CHECK_LAUNCH("deinterleave");
+}
+
+template <class T>
+void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_t stream) {
+  if (srcStack.width == 0 || srcStack.height == 0) return;
+  const dim3 grid(divUp(srcStack.width, kThreads), srcStack.height);
+  interleaveKernel<T><<<grid, kThreads, 0, stream>>>(srcStack, channels, dst);
+  GPULAB_CHECK_LAUNCH("interleave");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instantiations: the sample types of gpulab::PixelType.
+
+#define GPULAB_INSTANTIATE(T)                                                                   \
+  template void launchDeinterleave<T>(const T*, int, Plane<T>, cudaStream_t);                   \
+  template void launchInterleave<T>(Plane<const T>, int, T*, cudaStream_t);
+GPULAB_INSTANTIATE(std::uint8_t)
+GPULAB_INSTANTIATE(float)
+GPULAB_INSTANTIATE(double)
+#undef GPULAB_INSTANTIATE
+
+}  // namespace gpulab::kernels
