@@ -29,7 +29,10 @@ std::optional<BorderMode> parseBorderMode(std::string_view name) noexcept {
 
 std::string borderModeNames() {
   std::string names;
-  for (const auto& [m, name] : kNames) names += (names.empty() ? "" : "|") + std::string(name);
+  for (const auto& [m, name] : kNames) {
+    if (!names.empty()) names += '|';
+    names += name;
+  }
   return names;
 }
 
