@@ -1,0 +1,98 @@
+// The one interface every neighbourhood filter implements (box blur, Sobel, 2D convolution), in
+// three implementations: the GPU kernels, the CPU baseline (OpenCV on all cores: what a user would
+// otherwise pick), and a naive CPU reference that the tests use as the oracle.
+//
+//   auto filter = gpulab::makeFilter(spec);             // validates; throws std::invalid_argument
+//   filter->runGpu(gpu, deviceIn, deviceOut);            // async on gpu.stream(); no allocation when
+//                                                        // deviceOut already has outputShape(in)
+//   gpulab::Image cpu = filter->runCpu(photo);           // blocking, all cores
+//   gpulab::Image ref = filter->runReference(photo);     // blocking, one core, slow and obvious
+//
+// Types: u8 with 1, 3 or 4 channels (per channel; alpha passes through unchanged; results rounded
+// and saturated), f32 with 1..4 channels, and f64 where the filter says so (convolution).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpulab/border.hpp"
+#include "gpulab/device_image.hpp"
+#include "gpulab/image.hpp"
+
+namespace gpulab {
+
+enum class FilterOp { Box, Sobel, Conv };
+enum class SobelComponent { Magnitude, X, Y, Direction };
+enum class ConvMode { Same, Full, Valid };  ///< output size, as scipy.signal.convolve2d
+
+/// A 2D kernel of coefficients, row-major, kernel.size() == width * height.
+struct Kernel2D {
+  int width = 0;
+  int height = 0;
+  std::vector<double> values;
+  double at(int x, int y) const { return values[static_cast<std::size_t>(y) * width + x]; }
+};
+
+/// Everything that selects and parameterises a filter; the CLI, the GUI and the benchmark fill it.
+struct FilterSpec {
+  FilterOp op = FilterOp::Box;
+  Border border;                                        ///< all ops
+  int radius = 1;                                       ///< Box: window (2r+1)^2
+  SobelComponent component = SobelComponent::Magnitude; ///< Sobel
+  Kernel2D kernel;                                      ///< Conv
+  bool correlate = false;                               ///< Conv: false = true convolution (flipped)
+  ConvMode mode = ConvMode::Same;                       ///< Conv
+};
+
+/// Lets a long CPU run report progress (0..1) and stop early. Checked between slices of work
+/// (channels, strips); a cancelled run throws OperationCancelled.
+struct CpuControl {
+  const std::atomic<bool>* cancel = nullptr;
+  std::function<void(double)> progress;
+};
+
+class OperationCancelled : public std::runtime_error {
+ public:
+  OperationCancelled() : std::runtime_error("cancelled") {}
+};
+
+struct ImageShape {
+  int width = 0;
+  int height = 0;
+  int channels = 0;
+  PixelType type = PixelType::U8;
+};
+
+class Filter {
+ public:
+  virtual ~Filter() = default;
+
+  /// "box r=7 reflect101", "sobel mag", "conv 15x15 same": for tables, logs and the GUI.
+  virtual std::string describe() const = 0;
+  /// Throws std::invalid_argument with one sentence if this filter cannot take `in`
+  /// (type not supported, a 'valid' output that would be empty, ...).
+  virtual ImageShape outputShape(const ImageShape& in) const = 0;
+
+  virtual void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) = 0;
+  virtual Image runCpu(const Image& in, const CpuControl& control = {}) const = 0;
+  virtual Image runReference(const Image& in) const = 0;
+
+  /// Bytes the GPU must at least move for `in` (each input sample read once, each output written
+  /// once): the benchmark divides this by the compute time for achieved bandwidth.
+  std::size_t minimumBytesMoved(const ImageShape& in) const;
+};
+
+/// Builds the filter for `spec`, validating it first (negative radius, empty or oversized kernel,
+/// unknown combination): std::invalid_argument with one sentence saying what is allowed.
+std::unique_ptr<Filter> makeFilter(const FilterSpec& spec);
+
+/// Threads OpenCV uses for the CPU baselines (all cores unless the user limited it).
+int cpuThreads();
+
+ImageShape shapeOf(const Image& image);
+ImageShape shapeOf(const DeviceImage& image);
+
+}  // namespace gpulab
