@@ -22,12 +22,18 @@ class ImageIoError : public std::runtime_error {
 };
 
 /// Loads PNG/JPEG/BMP/TGA/PNM as u8 with 1, 3 or 4 channels (gray+alpha becomes RGBA), or .npy as stored.
+/// 16-bit PNG keeps the high byte of each sample; PGM/PPM samples are scaled from 0..maxval to 0..255
+/// (16-bit ones too). The format comes from the content (TGA, which has no signature, from the
+/// extension). A .npy may have bytes after the array, as numpy.load allows. Thread-safe.
 Image loadImage(const std::filesystem::path& path);
 
-/// Writes by extension: .png .jpg/.jpeg .bmp .tga .pgm/.ppm need u8 with 1, 3 or 4 channels
-/// (.jpg/.pgm/.ppm drop alpha); .npy takes every type. Float images to an 8-bit format are an error
+/// Writes by extension: .png .jpg/.jpeg .bmp .tga .ppm/.pnm need u8 with 1, 3 or 4 channels and .pgm
+/// u8 gray (.jpg/.ppm/.pnm drop alpha); .npy takes every type. Float images to an 8-bit format are an error
 /// naming .npy as the way out. Writes to a temporary file and renames, so a failure never leaves
 /// half a file where a good one was.
+/// What reads back: .png, .tga, .pgm and .npy exactly; .bmp exactly, gray read back as RGB; .ppm/.pnm
+/// exactly without alpha (.pnm writes gray as PGM); .jpg approximately, always as RGB. The extension
+/// is case-insensitive; jpegQuality is 1..100.
 void saveImage(const Image& image, const std::filesystem::path& path, int jpegQuality = 95);
 
 /// PNG with tEXt chunks (key -> value, Latin-1 keys of 1..79 characters), e.g. a Mandelbrot view.
