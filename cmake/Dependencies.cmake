@@ -21,10 +21,16 @@ set_property(TARGET OpenCV::imgproc APPEND PROPERTY INTERFACE_LINK_LIBRARIES Ope
 # with our own limits (STBI_MAX_DIMENSIONS) and only the formats we read.
 find_path(STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
 add_library(stb::headers INTERFACE IMPORTED)
-set_target_properties(stb::headers PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${STB_INCLUDE_DIR}")
+set_target_properties(stb::headers PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${STB_INCLUDE_DIR}" INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${STB_INCLUDE_DIR}")
+
+# OpenBLAS (libopenblas-dev) for the lab's CPU matrix product: cblas_sgemm/dgemm on all cores, the
+# BLAS NumPy uses. Debian's openblas.pc points at the pthread build and at its own cblas.h.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(OpenBLAS REQUIRED IMPORTED_TARGET openblas)
 
 if(GPULAB_BUILD_GUI)
-  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Charts Concurrent)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets)
 endif()
 if(GPULAB_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -2,10 +2,12 @@
 # Runs on the GPU machine, from the repo root, after scripts/gpu-box.sh packed .box/ here:
 # every test binary, compute-sanitizer memcheck on the GPU tests, and the benchmarks.
 # Deliberate API failures (the out-of-memory tests) are the tests' business: memcheck reports
-# memory access errors and leaks. Logs go to $OUT (or out/). Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] (default: all)
+# memory access errors and leaks. Logs go to $OUT (or out/), one folder per step, packed into
+# logs.tar.gz. Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
+logs=$(mktemp -d)
 cd "$root"
 steps=${*:-tests sanitize bench}
 
@@ -14,36 +16,48 @@ if [ ! -e /work/main/resources ]; then mkdir -p /work && ln -sfn "$root" /work/m
 tar xJf .box/bins.tar.xz -C "$root"
 export GPUBOX_ARCHIVE=$root/.box/libs.tar.xz
 source <(tar xJf .box/libs.tar.xz -O gpubox/env.sh)
-export PATH=/usr/local/cuda/bin:$PATH
+export PATH=/usr/local/cuda/bin:$PATH QT_QPA_PLATFORM=offscreen
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
-tests=$(ls build/tests/test_* | grep -v '\.' )
+tests=$(ls build/tests/test_* | grep -v '\.')
+jobs=${GPULAB_JOBS:-6}
 
 if [[ $steps == *tests* ]]; then
-  : > "$out/tests.log"
-  for t in $tests; do
-    echo "=== $t" | tee -a "$out/tests.log"
-    "$t" --gtest_brief=1 >> "$out/tests.log" 2>&1
-    echo "exit $?" | tee -a "$out/tests.log"
-    grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests.log" | tail -3
-  done
-  grep -E '^\[  FAILED|^\[  PASSED|^\[  SKIPPED|tests ran' "$out/tests.log" > "$out/tests-summary.txt"
+  mkdir -p "$logs/tests"
+  printf '%s\n' $tests | xargs -P "$jobs" -I{} sh -c \
+    't={}; n=$(basename $t); timeout 540 $t --gtest_brief=1 > '"$logs"'/tests/$n.log 2>&1; echo "exit $?" >> '"$logs"'/tests/$n.log'
+  for f in "$logs"/tests/*.log; do
+    printf '%-28s %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
+      "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
+  done | tee "$out/tests-summary.txt"
+  grep -h -B3 -A12 '^\[  FAILED  \]' "$logs"/tests/*.log | head -150 > "$out/failures.txt"
 fi
 
 if [[ $steps == *sanitize* ]]; then
-  : > "$out/sanitize.log"
-  for t in $tests; do
-    [[ $t == *test_gui* || $t == *test_cli* ]] && continue
-    echo "=== memcheck $t" >> "$out/sanitize.log"
-    compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 99 "$t" --gtest_brief=1 \
-      ${GPULAB_SANITIZE_FILTER:+--gtest_filter=$GPULAB_SANITIZE_FILTER} >> "$out/sanitize.log" 2>&1
-    echo "exit $?" >> "$out/sanitize.log"
-  done
-  grep -E '^=== |^exit |ERROR SUMMARY' "$out/sanitize.log"
+  mkdir -p "$logs/sanitize"
+  printf '%s\n' $tests | grep -v -E 'test_(cli|image_io|lab_cli)$' | xargs -P "$jobs" -I{} sh -c \
+    't={}; n=$(basename $t); timeout 560 compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
+       --error-exitcode 99 $t --gtest_brief=1 --gtest_filter="${GPULAB_SANITIZE_FILTER:-*Gpu*}" \
+       > '"$logs"'/sanitize/$n.log 2>&1; echo "exit $?" >> '"$logs"'/sanitize/$n.log'
+  for f in "$logs"/sanitize/*.log; do
+    printf '%-28s %s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" "$(grep -h 'ERROR SUMMARY' "$f" | tail -1)" \
+      "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
+  done | tee "$out/sanitize-summary.txt"
 fi
 
 if [[ $steps == *bench* ]]; then
+  mkdir -p "$logs/bench"
   cli=build/app/cli/gpulab-cli
-  $cli info | tee "$out/info.txt"
-  $cli bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt"
+  {
+    $cli info
+    $cli bench --json "$logs/bench/bench.json"
+    $cli fft --bench --size 4096
+    $cli mandelbrot --bench --json "$logs/bench/mandel.json"
+    $cli lab matmul --sizes 4096 --reps 10 --json "$logs/bench/mm32.json"
+    $cli lab matmul --sizes 4096 --reps 10 --dtype f64 --json "$logs/bench/mm64.json"
+    $cli lab transpose --sizes 8192 --reps 20
+    $cli lab transfer --json "$logs/bench/transfer.json"
+  } > "$out/bench.txt" 2>&1
+  cat "$out/bench.txt"
 fi
+tar czf "$out/logs.tar.gz" -C "$logs" .

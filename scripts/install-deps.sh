@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  qt6-base-dev qt6-charts-dev libgl-dev
+  qt6-base-dev libgl-dev
   libopencv-core-dev libopencv-imgproc-dev
   libstb-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev
