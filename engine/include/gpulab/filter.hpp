@@ -13,8 +13,10 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,11 @@ class Filter {
   /// Bytes the GPU must at least move for `in` (each input sample read once, each output written
   /// once): the benchmark divides this by the compute time for achieved bandwidth.
   std::size_t minimumBytesMoved(const ImageShape& in) const;
+
+ protected:
+  /// The input bytes minimumBytesMoved counts: every sample by default; a filter that ignores some
+  /// channels (Sobel reads no alpha) says so here.
+  virtual std::size_t minimumBytesRead(const ImageShape& in) const;
 };
 
 /// Builds the filter for `spec`, validating it first (negative radius, empty or oversized kernel,
@@ -94,5 +101,20 @@ int cpuThreads();
 
 ImageShape shapeOf(const Image& image);
 ImageShape shapeOf(const DeviceImage& image);
+
+/// A kernel file that cannot be used: missing, empty, ragged, not a number, not 2-D.
+class KernelFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads convolution coefficients from a file. Text: one kernel row per line, numbers separated by
+/// spaces, tabs or commas, '#' starts a comment, blank lines are skipped. .npy (by content): a 2-D
+/// float32 or float64 array (HxW, or HxWx1). Throws KernelFileError with one sentence naming the
+/// file (and the line, for text) when it is missing, empty, ragged, holds something that is not a
+/// finite number, or has more than kMaxImageDimension coefficients a side.
+Kernel2D loadKernelFile(const std::filesystem::path& path);
+/// The text format of loadKernelFile, from memory; `nameForErrors` names the source in messages.
+Kernel2D parseKernelText(const std::string& text, const std::string& nameForErrors = "the kernel text");
 
 }  // namespace gpulab

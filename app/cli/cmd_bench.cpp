@@ -1,0 +1,315 @@
+// gpulab-cli bench: the filters on an NxN f32 image (default 4096), CPU baseline (OpenCV on all
+// cores) against GPU compute, with upload and download apart, the speedup, and the GPU's achieved
+// bandwidth as a share of a device-to-device copy measured in the same run. Every GPU result is
+// checked once against the CPU baseline, so a fast wrong kernel cannot hide.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpulab/box_blur.hpp"
+#include "gpulab/cuda_error.hpp"
+#include "gpulab/device.hpp"
+#include "gpulab/device_image.hpp"
+#include "gpulab/filter.hpp"
+#include "gpulab/timing.hpp"
+
+namespace gpulab::cli {
+
+namespace {
+
+constexpr const char* kAllOps = "box3,box15,box31,sobel,conv3,conv5,conv15,conv31";
+
+struct BenchArgs {
+  int size = 4096;
+  int reps = 20;
+  std::string ops = kAllOps;
+  std::string json;
+  bool noCpu = false;
+  std::string boxPath = "auto";
+};
+
+struct BenchOp {
+  std::string name;
+  FilterSpec spec;
+  nlohmann::json params;
+  double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
+};
+
+std::vector<std::string> splitList(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream s(list);
+  std::string item;
+  while (std::getline(s, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+BenchOp parseOp(const std::string& name) {
+  BenchOp op;
+  op.name = name;
+  auto sizeAfter = [&](std::size_t prefix) {
+    const std::string digits = name.substr(prefix);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 3) return -1;
+    return std::stoi(digits);
+  };
+  if (name == "sobel") {
+    op.spec.op = FilterOp::Sobel;
+    op.params = {{"component", "mag"}, {"border", "reflect101"}};
+    op.weightSum = 8;
+    return op;
+  }
+  if (name.rfind("box", 0) == 0) {
+    const int window = sizeAfter(3);
+    if (window >= 1 && window % 2 == 1) {
+      op.spec.op = FilterOp::Box;
+      op.spec.radius = window / 2;
+      op.params = {{"window", window}, {"radius", window / 2}, {"border", "reflect101"}};
+      return op;
+    }
+  }
+  if (name.rfind("conv", 0) == 0) {
+    const int k = sizeAfter(4);
+    if (k >= 1) {
+      op.spec.op = FilterOp::Conv;
+      op.spec.kernel.width = op.spec.kernel.height = k;
+      std::mt19937 rng(static_cast<unsigned>(1000 + k));
+      std::uniform_real_distribution<double> d(-1.0, 1.0);
+      op.weightSum = 0;
+      for (int i = 0; i < k * k; ++i) {
+        op.spec.kernel.values.push_back(d(rng));
+        op.weightSum += std::abs(op.spec.kernel.values.back());
+      }
+      op.params = {{"kernel", std::to_string(k) + "x" + std::to_string(k)},
+                   {"coefficients", "uniform random in [-1, 1), seeded"},
+                   {"mode", "same"},
+                   {"border", "reflect101"}};
+      return op;
+    }
+  }
+  throw UsageError("--ops: '" + name + "' is unknown: use boxK (odd K), sobel or convK, e.g. " + kAllOps);
+}
+
+Image randomImage(int size) {
+  Image img(size, size, 1, PixelType::F32);
+  std::mt19937 rng(20261122);
+  std::uniform_real_distribution<float> d(0.f, 1.f);
+  for (float& v : img.samples<float>()) v = d(rng);
+  return img;
+}
+
+double maxAbsDiff(const Image& a, const Image& b) {
+  double m = 0;
+  const auto x = a.samples<float>(), y = b.samples<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = std::abs(double(x[i]) - double(y[i]));
+    if (!(d <= m)) m = d;  // NaN wins
+  }
+  return m;
+}
+
+double gbps(std::size_t bytes, double ms) { return ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0; }
+
+// Device-to-device copy of a 1 GiB buffer (less on small GPUs): bytes read + written per second.
+double copyBandwidth(GpuContext& gpu, int reps) {
+  std::size_t bytes = std::size_t{1} << 30;
+  const MemoryUsage memory = deviceMemory(gpu.device());
+  while (bytes > (std::size_t{16} << 20) && 2 * bytes > memory.free / 2) bytes /= 2;
+  DeviceBuffer src(bytes), dst(bytes);
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(src.data(), 0, bytes, gpu.stream()));
+  const Stats s = timeStream(
+      gpu.stream(),
+      [&] {
+        GPULAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, gpu.stream()));
+      },
+      {2, std::max(reps, 10)});
+  std::printf("device-to-device copy of %zu MiB: %.3f ms -> %.0f GB/s (read + write, median of %d)\n", bytes >> 20,
+              s.medianMs, gbps(2 * bytes, s.medianMs), s.reps);
+  return gbps(2 * bytes, s.medianMs);
+}
+
+kernels::BoxBlurPath parseBoxPath(const std::string& name) {
+  for (auto p : {kernels::BoxBlurPath::Auto, kernels::BoxBlurPath::TiledRing, kernels::BoxBlurPath::TiledStream,
+                 kernels::BoxBlurPath::SummedArea})
+    if (name == kernels::toString(p)) return p;
+  throw UsageError("--box-path '" + name + "' is unknown: use auto, ring, stream or sat");
+}
+
+std::string formatMs(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, ms < 1 ? "%.4f" : (ms < 100 ? "%.2f" : "%.0f"), ms);
+  return text;
+}
+
+void run(const BenchArgs& a) {
+  if (a.size < 16 || a.size > 16384)
+    throw UsageError("--size " + std::to_string(a.size) + " is not allowed: use 16 to 16384");
+  if (a.reps < 1) throw UsageError("--reps " + std::to_string(a.reps) + " is not allowed: use 1 or more");
+  const kernels::BoxBlurPath boxPath = parseBoxPath(a.boxPath);
+  std::vector<BenchOp> ops;
+  for (const std::string& name : splitList(a.ops)) ops.push_back(parseOp(name));
+  if (ops.empty()) throw UsageError("--ops is empty: name at least one of " + std::string(kAllOps));
+  std::ofstream jsonFile;
+  if (!a.json.empty()) {
+    jsonFile.open(a.json);
+    if (!jsonFile) throw std::runtime_error("cannot write --json '" + a.json + "'");
+  }
+
+  const int n = a.size;
+  const Image img = randomImage(n);
+  const ImageShape shape = shapeOf(img);
+  const bool gpuRun = cudaAvailable();
+  const int cpuReps = std::max(1, std::min(a.reps, 5));
+  if (!gpuRun && a.noCpu) throw UsageError("--no-cpu leaves nothing to run on a machine without a GPU");
+
+  nlohmann::json report = {{"image", {{"width", n}, {"height", n}, {"channels", 1}, {"dtype", "f32"}}},
+                           {"cpu_threads", cpuThreads()},
+                           {"records", nlohmann::json::array()}};
+  std::unique_ptr<GpuContext> gpu;
+  DeviceImage in, out;
+  double copyGBs = 0;
+  if (gpuRun) {
+    gpu = std::make_unique<GpuContext>();
+    const DeviceInfo device = queryDevices().devices.at(static_cast<std::size_t>(gpu->device()));
+    report["device"] = {{"name", device.name},
+                        {"compute_capability", device.computeCapability()},
+                        {"multiprocessors", device.multiprocessors},
+                        {"total_memory_bytes", device.totalMemory}};
+    std::printf(
+        "device: %s (%d SMs, compute %s); image %dx%d f32; GPU: median of %d after 2 warm-up runs; CPU "
+        "(OpenCV, %d threads): median of %d after 1\n",
+        device.name.c_str(), device.multiprocessors, device.computeCapability().c_str(), n, n, a.reps, cpuThreads(),
+        cpuReps);
+    copyGBs = copyBandwidth(*gpu, a.reps);
+    report["copy_bandwidth_gbps"] = copyGBs;
+    gpu->upload(img, in);
+  } else {
+    report["device"] = nullptr;
+    report["copy_bandwidth_gbps"] = nullptr;
+    std::printf("no GPU (%s): CPU baselines only; image %dx%d f32; CPU (OpenCV, %d threads): median of %d after 1\n",
+                queryDevices().status.c_str(), n, n, cpuThreads(), cpuReps);
+  }
+
+  std::printf("\n%-7s %12s %12s %21s %9s %9s %9s %8s %7s %12s\n", "op", "CPU ms", "GPU ms", "(min .. max)", "upload",
+              "download", "speedup", "GB/s", "% copy", "max|gpu-cpu|");
+  std::vector<std::string> mismatches;
+  for (BenchOp& op : ops) {
+    std::unique_ptr<Filter> filter;
+    try {
+      filter = makeFilter(op.spec);
+    } catch (const std::invalid_argument& e) {
+      std::printf("%-7s skipped: %s\n", op.name.c_str(), e.what());
+      continue;
+    }
+    if (auto* box = dynamic_cast<BoxBlur*>(filter.get())) {
+      box->setGpuPath(boxPath);
+      if (gpuRun)
+        op.params["gpu_path"] =
+            kernels::toString(kernels::boxBlurResolvePath<float>(boxPath, op.spec.radius, gpu->device()));
+    }
+    const std::size_t bytes = filter->minimumBytesMoved(shape);
+    auto record = [&](const char* impl, const Stats& s) {
+      return nlohmann::json{{"op", op.name},
+                            {"params", op.params},
+                            {"width", n},
+                            {"height", n},
+                            {"channels", 1},
+                            {"dtype", "f32"},
+                            {"impl", impl},
+                            {"median_ms", s.medianMs},
+                            {"min_ms", s.minMs},
+                            {"max_ms", s.maxMs},
+                            {"reps", s.reps},
+                            {"upload_ms", nullptr},
+                            {"download_ms", nullptr},
+                            {"gbps", gbps(bytes, s.medianMs)},
+                            {"pct_of_copy", nullptr}};
+    };
+
+    Image cpuResult;
+    Stats cpu;
+    if (!a.noCpu) {
+      cpu = timeHost([&] { cpuResult = filter->runCpu(img); }, {1, cpuReps});
+      nlohmann::json r = record("cpu", cpu);
+      r["threads"] = cpuThreads();
+      report["records"].push_back(r);
+    }
+    if (!gpuRun) {
+      std::printf("%-7s %12s\n", op.name.c_str(), formatMs(cpu.medianMs).c_str());
+      continue;
+    }
+
+    std::vector<double> uploads, downloads;
+    for (int i = 0; i < a.reps; ++i) {
+      gpu->upload(img, in);
+      uploads.push_back(gpu->lastUpload().totalMs());
+    }
+    const Stats compute = timeStream(gpu->stream(), [&] { filter->runGpu(*gpu, in, out); }, {2, a.reps});
+    Image gpuResult;
+    for (int i = 0; i < a.reps; ++i) {
+      gpu->download(out, gpuResult);
+      downloads.push_back(gpu->lastDownload().totalMs());
+    }
+    const double upload = Stats::of(uploads).medianMs, download = Stats::of(downloads).medianMs;
+    const double achieved = gbps(bytes, compute.medianMs);
+    nlohmann::json r = record("gpu", compute);
+    r["upload_ms"] = upload;
+    r["download_ms"] = download;
+    r["pct_of_copy"] = 100.0 * achieved / copyGBs;
+
+    std::string check = "not checked";
+    if (!a.noCpu) {
+      const double diff = maxAbsDiff(cpuResult, gpuResult);
+      const double tolerance = 1e-4 * op.weightSum;  // inputs in [0, 1)
+      char text[48];
+      std::snprintf(text, sizeof text, "%.2g%s", diff, diff <= tolerance ? "" : " FAIL");
+      check = text;
+      r["max_abs_diff_vs_cpu"] = diff;
+      if (!(diff <= tolerance))
+        mismatches.push_back(op.name + " differs from the CPU baseline by " + text + " (tolerance " +
+                             std::to_string(tolerance) + ")");
+    }
+    report["records"].push_back(r);
+    char range[48];
+    std::snprintf(range, sizeof range, "(%s .. %s)", formatMs(compute.minMs).c_str(), formatMs(compute.maxMs).c_str());
+    char speedup[32] = "-";
+    if (!a.noCpu) std::snprintf(speedup, sizeof speedup, "%.0fx", cpu.medianMs / compute.medianMs);
+    std::printf("%-7s %12s %12s %21s %9s %9s %9s %8.0f %6.0f%% %12s\n", op.name.c_str(),
+                a.noCpu ? "-" : formatMs(cpu.medianMs).c_str(), formatMs(compute.medianMs).c_str(), range,
+                formatMs(upload).c_str(), formatMs(download).c_str(), speedup, achieved, 100.0 * achieved / copyGBs,
+                check.c_str());
+  }
+  std::printf(
+      "\nGB/s: the bytes an op must move at least (each input sample read once, each output written once) "
+      "over its GPU compute time; %% copy: that against the device-to-device copy above\n");
+  if (jsonFile.is_open()) {
+    jsonFile << report.dump(2) << "\n";
+    if (!jsonFile) throw std::runtime_error("cannot write --json '" + a.json + "'");
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+  if (!mismatches.empty()) throw std::runtime_error(mismatches.front());
+}
+
+}  // namespace
+
+void registerBench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "Benchmark the filters on an NxN f32 image: CPU baseline vs GPU");
+  cmd->add_option("--size", a->size, "Image side N (default 4096)");
+  cmd->add_option("--reps", a->reps, "Timed GPU repetitions (default 20; the CPU runs at most 5)");
+  cmd->add_option("--ops", a->ops, std::string("Comma-separated ops (default ") + kAllOps + ")");
+  cmd->add_option("--json", a->json, "Also write the results as JSON to FILE");
+  cmd->add_flag("--no-cpu", a->noCpu, "Skip the CPU baselines (and the check against them)");
+  cmd->add_option("--box-path", a->boxPath, "GPU box blur path: auto (default) | ring | stream | sat");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,72 @@
+// Box blur: the mean over the (2r+1) x (2r+1) window centred on each pixel, any radius from 0
+// (identity) up to kMaxBoxRadius (a window wider than any image gpulab accepts), every border mode,
+// correct however far the window reaches past the image.
+//
+//   gpulab::BoxBlur blur(7, {gpulab::BorderMode::Reflect101});
+//   blur.runGpu(gpu, in, out);           // async on gpu.stream(); not in place; out is (re)allocated
+//                                        // only when its shape differs from in's; the launch plan is
+//                                        // worked out on the first call and reused while the device,
+//                                        // size and type stay the same
+//   gpulab::Image cpu = blur.runCpu(photo);        // OpenCV cv::blur, strips on all cores; blocking
+//   gpulab::Image ref = blur.runReference(photo);  // separable loops in double; blocking, slow
+//
+// Types: u8 with 1..4 channels -> u8, rounded to nearest (the window's area is odd, so a mean is
+// never half-way: GPU and reference agree exactly; OpenCV may differ by 1). A 4-channel u8 image
+// is RGBA: its alpha passes through unchanged. f32 with 1..4 channels -> f32, every channel
+// filtered; the GPU sums in double (within 1e-5 relative of the reference, and of the input's
+// range for means near 0). f64 is not supported (std::invalid_argument).
+// Constant border: the value in sample units, for u8 rounded and saturated to 0..255.
+// GPU cost per pixel does not depend on the radius: a one-pass tiled kernel up to
+// kernels::boxBlurMaxTiledRadius, a summed-area table in gpu.scratch() beyond it
+// (gpulab/kernels/box_blur.cuh).
+#pragma once
+
+#include <string>
+
+#include "gpulab/filter.hpp"
+#include "gpulab/kernels/box_blur.cuh"
+
+namespace gpulab {
+
+/// The largest radius BoxBlur takes: its window (65535 wide) is wider than any image gpulab accepts.
+inline constexpr int kMaxBoxRadius = 32767;
+
+/// How the CPU baseline runs cv::blur. Direct: one 2D cv::blur per row strip, what a user would
+/// write (its buffers grow with radius x width). Separable: a 1-row cv::blur along rows, a
+/// transpose, the same along columns, a transpose back, in float (memory bounded for any radius).
+/// Auto: Direct unless its buffers would exceed a few hundred MiB.
+enum class BoxCpuMethod { Auto, Direct, Separable };
+
+class BoxBlur final : public Filter {
+ public:
+  /// Throws std::invalid_argument for a radius outside [0, kMaxBoxRadius] or a non-finite border value.
+  explicit BoxBlur(int radius, Border border = {});
+
+  int radius() const noexcept { return radius_; }
+  const Border& border() const noexcept { return border_; }
+
+  /// The GPU path; Auto (the default) picks the fastest that fits. For benchmarks and tests.
+  void setGpuPath(kernels::BoxBlurPath path) noexcept {
+    gpuPath_ = path;
+    plan_ = {};
+  }
+  kernels::BoxBlurPath gpuPath() const noexcept { return gpuPath_; }
+  void setCpuMethod(BoxCpuMethod method) noexcept { cpuMethod_ = method; }
+  BoxCpuMethod cpuMethod() const noexcept { return cpuMethod_; }
+
+  std::string describe() const override;
+  ImageShape outputShape(const ImageShape& in) const override;
+  void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override;
+  Image runCpu(const Image& in, const CpuControl& control = {}) const override;
+  Image runReference(const Image& in) const override;
+
+ private:
+  int radius_;
+  Border border_;
+  kernels::BoxBlurPath gpuPath_ = kernels::BoxBlurPath::Auto;
+  BoxCpuMethod cpuMethod_ = BoxCpuMethod::Auto;
+  kernels::BoxBlurPlan plan_;  // for the last device, size and sample type runGpu saw
+  PixelType planType_ = PixelType::U8;
+};
+
+}  // namespace gpulab

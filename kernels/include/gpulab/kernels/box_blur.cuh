@@ -1,0 +1,196 @@
+// Box blur of planes: the mean over a (2r+1) x (2r+1) window, any radius, every border mode, with
+// a cost per pixel that does not depend on the radius. Two GPU paths:
+//
+//   Tiled (one pass, radius up to boxBlurMaxTiledRadius): each block owns a tile of columns and a
+//   segment of rows and marches down it. Per input row it takes the difference between the row
+//   entering the vertical window and the row leaving it, prefix-sums that difference across the
+//   tile (warp shuffles), turns it into the change of every column's horizontal window sum, and
+//   adds that to a running sum per output column held in registers. Rows arrive in shared memory
+//   through cp.async, several steps ahead. TiledRing keeps the last 2r+2 rows in a shared-memory
+//   ring, so every input sample comes from DRAM once; TiledStream (larger radii) reads the leaving
+//   row a second time, from L2.
+//   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
+//   taps of it; the border modes become integer weights on those taps (windowTaps below).
+//
+// u8 sums are exact integers (results rounded to nearest; the area is odd, so there are no ties).
+// f32 sums run in double, so results are the correctly rounded mean up to one float rounding.
+// Planes must be 16-byte aligned with a pitch that is a multiple of 16 (DeviceImage planes are).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gpulab/kernels/border.cuh"
+#include "gpulab/kernels/plane.cuh"
+
+namespace gpulab::kernels {
+
+enum class BoxBlurPath { Auto, TiledRing, TiledStream, SummedArea };
+
+/// "auto", "ring", "stream", "sat".
+const char* toString(BoxBlurPath path) noexcept;
+
+// ---------------------------------------------------------------------------------------------
+// Window sums of a border-extended line as taps of its prefix sums (host and device).
+//
+// For a line x[0..n) extended by `mode` to e(i) for every integer i, and P[k] = x[0] + ... + x[k-1]
+// (k in [0, n]), the sum of e(lo) ... e(hi - 1) equals
+//   sum_k weight[k] * P[index[k]]  +  outside * borderValue      (outside is nonzero for Constant only)
+// whatever the window's length against n. Periodic modes count whole periods; the weights are
+// integers, so the formula is exact for integer samples.
+
+struct WindowTaps {
+  // Fixed slots, so that a GPU thread keeps them in registers: 0 and 1 are the taps that move with
+  // the window's ends, 2..4 the fixed prefixes P[n], P[n-1] and P[1]. Unused slots weigh 0, and
+  // repeated indices simply add up (the sum is linear in P).
+  static constexpr int kCount = 5;
+  int index[kCount] = {};
+  long long weight[kCount] = {};
+  long long outside = 0;
+};
+
+GPULAB_HD int floorDivide(int a, int b) {  // b > 0
+  const int q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+GPULAB_HD int clampInt(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+namespace detail {
+// Adds sign * Q(m), the sum of the first m samples of one period of the extended line
+// (m in [0, period)), as P taps; the varying tap goes to `slot`.
+GPULAB_HD void addPeriodPrefix(WindowTaps& t, int slot, int m, int n, BorderMode mode, long long sign) {
+  if (m <= n) {
+    t.index[slot] = m;
+    t.weight[slot] = sign;
+  } else if (mode == BorderMode::Reflect) {  // e(i) = x[2n-1-i] for i in [n, 2n)
+    t.weight[2] += 2 * sign;
+    t.index[slot] = 2 * n - m;
+    t.weight[slot] = -sign;
+  } else {  // Reflect101: e(i) = x[2n-2-i] for i in [n, 2n-2)
+    t.weight[2] += sign;
+    t.weight[3] += sign;
+    t.index[slot] = 2 * n - 1 - m;
+    t.weight[slot] = -sign;
+  }
+}
+}  // namespace detail
+
+/// Taps for the sum over [lo, hi) (lo <= hi) of the line of n >= 1 samples extended by `mode`.
+GPULAB_HD WindowTaps windowTaps(int lo, int hi, int n, BorderMode mode) {
+  WindowTaps t;
+  t.index[2] = n;
+  t.index[3] = n - 1;
+  t.index[4] = 1;
+  const int a = clampInt(lo, 0, n);
+  const int b = clampInt(hi, 0, n);
+  if (mode == BorderMode::Constant || mode == BorderMode::Replicate || n == 1) {
+    t.index[0] = b;  // the part inside the line
+    t.weight[0] = 1;
+    t.index[1] = a;
+    t.weight[1] = -1;
+    if (mode == BorderMode::Constant) {
+      t.outside = static_cast<long long>(hi - lo) - (b - a);
+      return t;
+    }
+    // Replicate, and any mode on a line of one sample: x[0] = P[1] below, x[n-1] = P[n] - P[n-1] above.
+    const long long below = (hi < 0 ? hi : 0) - lo;
+    const long long above = hi - (lo > n ? lo : n);
+    if (below > 0) t.weight[4] += below;
+    if (above > 0) {
+      t.weight[2] += above;
+      t.weight[3] -= above;
+    }
+    return t;
+  }
+  const int period = mode == BorderMode::Wrap ? n : (mode == BorderMode::Reflect ? 2 * n : 2 * n - 2);
+  const int qHi = floorDivide(hi, period);
+  const int qLo = floorDivide(lo, period);
+  const long long periods = static_cast<long long>(qHi) - qLo;
+  // extended P(k) = (k div period) * Q(period) + Q(k mod period)
+  if (mode == BorderMode::Wrap) {
+    t.weight[2] = periods;
+    t.index[0] = hi - qHi * period;
+    t.weight[0] = 1;
+    t.index[1] = lo - qLo * period;
+    t.weight[1] = -1;
+    return t;
+  }
+  if (mode == BorderMode::Reflect) {
+    t.weight[2] = 2 * periods;
+  } else {
+    t.weight[2] = periods;
+    t.weight[3] = periods;
+    t.weight[4] = -periods;
+  }
+  detail::addPeriodPrefix(t, 0, hi - qHi * period, n, mode, 1);
+  detail::addPeriodPrefix(t, 1, lo - qLo * period, n, mode, -1);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launchers. T is std::uint8_t or float.
+
+/// The largest radius the tiled paths take (larger ones go to SummedArea): 192 for f32, 768 for u8.
+template <class T>
+int boxBlurMaxTiledRadius();
+
+/// The path Auto resolves to on `device` for this radius (TiledRing when its ring fits in shared
+/// memory, TiledStream up to boxBlurMaxTiledRadius, SummedArea beyond). Radius 0 is a plain copy.
+template <class T>
+BoxBlurPath boxBlurResolvePath(BoxBlurPath path, int radius, int device);
+
+/// Dynamic shared memory one block of a tiled path takes for this radius (0 for SummedArea); the
+/// ring path runs where this fits the device's opt-in limit per block.
+template <class T>
+std::size_t boxBlurSharedBytes(BoxBlurPath path, int radius);
+
+/// Device scratch bytes launchBoxBlur needs for `path` (0 for the tiled paths).
+template <class T>
+std::size_t boxBlurScratchBytes(BoxBlurPath path, int width, int height);
+
+/// What a launch needs worked out beforehand for one device, plane size, radius and path: the
+/// path resolved, and for the tiled paths the tiling that fills that GPU (from its SM count and
+/// the kernel's occupancy) with the kernel's shared-memory limit raised. Plan once, launch often.
+struct BoxBlurPlan {
+  BoxBlurPath path = BoxBlurPath::Auto;  ///< resolved: never Auto in a plan from planBoxBlur
+  int device = -1;
+  int width = 0;
+  int height = 0;
+  int radius = 0;
+  int tileWidth = 0;     ///< tiled paths: output columns per block
+  int rowsPerBlock = 0;  ///< tiled paths: output rows per block
+  int tilesX = 0;
+  int tilesY = 0;
+  std::size_t sharedBytes = 0;   ///< tiled paths: dynamic shared memory per block
+  std::size_t scratchBytes = 0;  ///< SummedArea: device scratch the launch needs
+};
+
+/// Plans a box blur of width x height planes on the current device. Throws std::invalid_argument
+/// for a negative radius, an empty size, or a path that cannot take the radius on this device.
+template <class T>
+BoxBlurPlan planBoxBlur(int width, int height, int radius, BoxBlurPath path);
+
+/// out = box blur of in following `plan` (made on the current device for in's size): same size,
+/// distinct memory; `scratch` holds plan.scratchBytes. Asynchronous on `stream`. Throws
+/// std::invalid_argument for planes that do not match the plan, overlap, or are misaligned.
+template <class T>
+void launchBoxBlur(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, BorderMode mode, T borderValue,
+                   void* scratch, std::size_t scratchBytes, cudaStream_t stream);
+
+/// planBoxBlur and launchBoxBlur in one call (the planning's device queries every time).
+template <class T>
+void launchBoxBlur(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, BoxBlurPath path,
+                   void* scratch, std::size_t scratchBytes, cudaStream_t stream);
+
+/// Runs the very block code of launchBoxBlur on the host, block by block, phase by phase between
+/// the barriers (warp scans done lane by lane), with the tiling the launcher would pick for a GPU
+/// holding `residentBlocks` blocks at once. Host pointers. Slow; it lets the tiling, ring, scan and
+/// border logic be tested on machines without a GPU.
+template <class T>
+void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, BoxBlurPath path,
+                      int residentBlocks);
+
+}  // namespace gpulab::kernels

@@ -1,0 +1,352 @@
+// gpulab-cli filter and bench as a user runs them (the real binary, GPULAB_CLI_PATH): .npy round
+// trips against the in-process reference on the CPU (always) and the GPU (when there is one), u8
+// photos staying u8, one timing line, exit codes (2 usage, 1 bad file) with one line on stderr;
+// and the kernel-file reader behind --kernel.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "gpulab/box_blur.hpp"
+#include "gpulab/filter.hpp"
+#include "gpulab/image_io.hpp"
+#include "gpulab/sobel.hpp"
+
+extern char** environ;
+
+using namespace gpulab;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A scratch directory per test process, removed at exit.
+const fs::path& scratch() {
+  static const fs::path dir = [] {
+    const fs::path d = fs::temp_directory_path() / ("gpulab-test-cli-filter-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  static const struct Cleanup {
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup;
+  return dir;
+}
+
+std::string file(const std::string& name) { return (scratch() / name).string(); }
+
+void writeText(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+/// Runs gpulab-cli with `args`, stdout and stderr going to files (no pipe can fill up and block).
+Outcome runCli(const std::vector<std::string>& args) {
+  static std::atomic<int> counter{0};
+  const std::string base = file("run-" + std::to_string(counter++));
+  const std::string outPath = base + ".out", errPath = base + ".err";
+  std::vector<std::string> argvStrings = {GPULAB_CLI_PATH};
+  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argvStrings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  Outcome outcome;
+  if (spawned != 0) {
+    outcome.err = std::string("posix_spawn failed: ") + std::strerror(spawned);
+    return outcome;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  outcome.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  outcome.out = slurp(outPath);
+  outcome.err = slurp(errPath);
+  return outcome;
+}
+
+std::string describe(const Outcome& o) {
+  return "exit " + std::to_string(o.exitCode) + "\n--- stdout\n" + o.out + "--- stderr\n" + o.err;
+}
+
+bool isOneLine(const std::string& s) {
+  return s.size() > 1 && s.back() == '\n' && std::count(s.begin(), s.end(), '\n') == 1;
+}
+
+/// The first stdout line starting with `prefix` ("" when none).
+std::string lineStartingWith(const std::string& out, const std::string& prefix) {
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind(prefix, 0) == 0) return line;
+  return "";
+}
+
+Image floatInput(int width, int height, unsigned seed) {
+  Image img = test::randomImage(width, height, 1, PixelType::F32, seed);
+  for (float& v : img.samples<float>()) v = v * 50.f + 60.f;
+  return img;
+}
+
+double rangeOf(const Image& img) {
+  double m = 0;
+  for (float v : img.samples<float>()) m = std::max(m, double(std::abs(v)));
+  return m;
+}
+
+std::vector<std::string> devices() {
+  std::vector<std::string> d = {"cpu"};
+  if (cudaAvailable()) d.push_back("gpu");
+  return d;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Round trips through .npy
+
+TEST(CliFilter, BoxRoundTripThroughNpyMatchesTheReference) {
+  const Image in = floatInput(53, 37, 1);
+  const std::string inPath = file("box-in.npy");
+  saveImage(in, inPath);
+  const Image ref = BoxBlur(3, {BorderMode::Constant, 7.5}).runReference(in);
+  for (const std::string& device : devices()) {
+    const std::string outPath = file("box-out-" + device + ".npy");
+    const Outcome o = runCli({"filter", "--op", "box", "--radius", "3", "--border", "constant", "--border-value", "7.5",
+                              "--in", inPath, "--out", outPath, "--device", device, "--reps", "2"});
+    ASSERT_EQ(o.exitCode, 0) << describe(o);
+    EXPECT_TRUE(o.err.empty()) << describe(o);
+    const std::string timing = lineStartingWith(o.out, device + " (");
+    EXPECT_NE(timing.find("(median of 2)"), std::string::npos) << describe(o);
+    if (device == "gpu") {
+      for (const char* part : {"upload ", "compute ", "download "})
+        EXPECT_NE(timing.find(part), std::string::npos) << describe(o);
+    } else {
+      EXPECT_NE(timing.find("OpenCV, "), std::string::npos) << describe(o);
+    }
+    const Image got = loadImage(outPath);
+    EXPECT_EQ(got.type(), PixelType::F32) << device;
+    EXPECT_TRUE(test::imagesNear(ref, got, 1e-5 * rangeOf(in), 1e-5)) << device;
+  }
+}
+
+TEST(CliFilter, SobelRoundTripThroughNpyMatchesTheReference) {
+  const Image in = floatInput(40, 29, 2);
+  const std::string inPath = file("sobel-in.npy");
+  saveImage(in, inPath);
+  const Image ref = Sobel(SobelComponent::X, {BorderMode::Wrap}).runReference(in);
+  for (const std::string& device : devices()) {
+    const std::string outPath = file("sobel-out-" + device + ".npy");
+    const Outcome o = runCli({"filter", "--op", "sobel", "--component", "x", "--border", "wrap", "--in", inPath,
+                              "--out", outPath, "--device", device});
+    ASSERT_EQ(o.exitCode, 0) << describe(o);
+    EXPECT_TRUE(test::imagesNear(ref, loadImage(outPath), 8e-5 * rangeOf(in), 1e-5)) << device;
+  }
+}
+
+TEST(CliFilter, ConvolutionWithATextKernelMatchesTheReference) {
+  FilterSpec spec;
+  spec.op = FilterOp::Conv;
+  spec.kernel = parseKernelText("1 2 0\n0, -1, 3  # comment\n\n0.5 0 -2\n");
+  std::unique_ptr<Filter> conv;
+  try {
+    conv = makeFilter(spec);
+  } catch (const std::invalid_argument& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const Image in = floatInput(31, 23, 3);
+  const std::string inPath = file("conv-in.npy"), kernelPath = file("kernel.txt");
+  saveImage(in, inPath);
+  writeText(kernelPath, "1 2 0\n0, -1, 3  # comment\n\n0.5 0 -2\n");
+  const Image ref = conv->runReference(in);
+  for (const std::string& device : devices()) {
+    const std::string outPath = file("conv-out-" + device + ".npy");
+    const Outcome o = runCli(
+        {"filter", "--op", "conv", "--kernel", kernelPath, "--in", inPath, "--out", outPath, "--device", device});
+    ASSERT_EQ(o.exitCode, 0) << describe(o);
+    EXPECT_TRUE(test::imagesNear(ref, loadImage(outPath), 1e-5 * 9.5 * rangeOf(in), 1e-5)) << device;
+  }
+}
+
+TEST(CliFilter, PhotoStaysEightBitAndDefaultsToTheGpuWhenThereIsOne) {
+  const std::string photo = std::string(GPULAB_SOURCE_DIR) + "/resources/photos/coffee.png";
+  const std::string outPath = file("coffee-box.png");
+  const Outcome o = runCli({"filter", "--op", "box", "--radius", "2", "--in", photo, "--out", outPath, "--reps", "1"});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  EXPECT_NE(lineStartingWith(o.out, cudaAvailable() ? "gpu (" : "cpu (OpenCV, "), "") << describe(o);
+  const Image in = loadImage(photo), got = loadImage(outPath);
+  EXPECT_EQ(got.type(), PixelType::U8);
+  EXPECT_EQ(got.channels(), in.channels());
+  // GPU exact; OpenCV within 1.
+  EXPECT_TRUE(test::imagesNear(BoxBlur(2).runReference(in), got, 1.0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mistakes: exit 2 for usage, 1 for files that cannot be used; one line on stderr
+
+TEST(CliFilter, BadParametersAndFilesGiveOneLineAndTheRightExitCode) {
+  const std::string inPath = file("errors-in.npy");
+  saveImage(floatInput(8, 8, 4), inPath);
+  const std::string emptyKernel = file("empty.txt"), raggedKernel = file("ragged.txt"), wordKernel = file("word.txt");
+  writeText(emptyKernel, "# only a comment\n\n");
+  writeText(raggedKernel, "1 2 3\n4 5\n");
+  writeText(wordKernel, "1 two 3\n");
+  const std::string out = file("errors-out.npy");
+  struct Case {
+    std::vector<std::string> args;
+    int exitCode;
+    std::string mentions;
+  };
+  const std::vector<Case> cases = {
+      {{"filter", "--op", "box", "--radius", "-3", "--in", inPath, "--out", out}, 2, "-3"},
+      {{"filter", "--op", "box", "--in", inPath, "--out", out}, 2, "--radius"},
+      {{"filter", "--op", "box", "--radius", "2", "--border", "mirror", "--in", inPath, "--out", out}, 2, "mirror"},
+      {{"filter", "--op", "box", "--radius", "2", "--border-value", "3", "--in", inPath, "--out", out}, 2, "constant"},
+      {{"filter", "--op", "box", "--radius", "2", "--out", out}, 2, "--in"},
+      {{"filter", "--op", "box", "--radius", "2", "--in", inPath}, 2, "--out"},
+      {{"filter", "--op", "blur", "--in", inPath, "--out", out}, 2, "blur"},
+      {{"filter", "--op", "sobel", "--radius", "2", "--in", inPath, "--out", out}, 2, "--radius"},
+      {{"filter", "--op", "sobel", "--component", "angle", "--in", inPath, "--out", out}, 2, "angle"},
+      {{"filter", "--op", "box", "--radius", "2", "--in", inPath, "--out", file("f.png")}, 2, ".npy"},
+      {{"filter", "--op", "box", "--radius", "2", "--in", inPath, "--out", out, "--device", "tpu"}, 2, "tpu"},
+      {{"filter", "--op", "conv", "--in", inPath, "--out", out}, 2, "--kernel"},
+      {{"filter", "--op", "conv", "--kernel", emptyKernel, "--in", inPath, "--out", out}, 1, "no kernel coefficients"},
+      {{"filter", "--op", "conv", "--kernel", raggedKernel, "--in", inPath, "--out", out}, 1, "ragged"},
+      {{"filter", "--op", "conv", "--kernel", wordKernel, "--in", inPath, "--out", out}, 1, "two"},
+      {{"filter", "--op", "conv", "--kernel", file("absent.txt"), "--in", inPath, "--out", out}, 1, "absent.txt"},
+      {{"filter", "--op", "box", "--radius", "2", "--in", file("absent.npy"), "--out", out}, 1, "absent.npy"},
+      {{"bench", "--ops", "box4"}, 2, "box4"},
+      {{"bench", "--size", "3"}, 2, "--size"},
+  };
+  for (const Case& c : cases) {
+    const Outcome o = runCli(c.args);
+    EXPECT_EQ(o.exitCode, c.exitCode) << describe(o);
+    EXPECT_TRUE(isOneLine(o.err)) << describe(o);
+    EXPECT_EQ(o.err.rfind("gpulab-cli: ", 0), 0u) << describe(o);
+    EXPECT_NE(o.err.find(c.mentions), std::string::npos) << describe(o);
+  }
+  if (!cudaAvailable()) {
+    const Outcome o =
+        runCli({"filter", "--op", "box", "--radius", "2", "--in", inPath, "--out", out, "--device", "gpu"});
+    EXPECT_EQ(o.exitCode, 1) << describe(o);
+    EXPECT_TRUE(isOneLine(o.err)) << describe(o);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench: a small run, its table and JSON
+
+TEST(CliBench, SmallRunWritesTheJsonTheIssueAsksFor) {
+  const std::string jsonPath = file("bench.json");
+  const Outcome o = runCli({"bench", "--size", "96", "--reps", "2", "--ops", "box3,box31,sobel", "--json", jsonPath});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(slurp(jsonPath))) << slurp(jsonPath);
+  ASSERT_TRUE(report.contains("device"));
+  ASSERT_TRUE(report.contains("copy_bandwidth_gbps"));
+  ASSERT_TRUE(report["records"].is_array());
+  const std::size_t perOp = cudaAvailable() ? 2 : 1;
+  ASSERT_EQ(report["records"].size(), 3 * perOp) << report.dump(2);
+  for (const auto& r : report["records"]) {
+    for (const char* key : {"op", "params", "width", "height", "channels", "dtype", "impl", "median_ms", "min_ms",
+                            "max_ms", "reps", "upload_ms", "download_ms", "gbps", "pct_of_copy"})
+      EXPECT_TRUE(r.contains(key)) << key << " in " << r.dump();
+    EXPECT_EQ(r["width"], 96);
+    EXPECT_EQ(r["dtype"], "f32");
+    EXPECT_LE(r["min_ms"].get<double>(), r["median_ms"].get<double>());
+    EXPECT_LE(r["median_ms"].get<double>(), r["max_ms"].get<double>());
+    if (r["impl"] == "gpu") {
+      EXPECT_GT(r["pct_of_copy"].get<double>(), 0.0);
+      EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-3) << r.dump();
+    }
+  }
+  EXPECT_NE(o.out.find("box31"), std::string::npos) << describe(o);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel-file reader behind --kernel
+
+TEST(KernelFile, TextRowsWithCommasCommentsAndBlankLines) {
+  const Kernel2D k = parseKernelText("# a 2x3 kernel\n 1, 2.5  -3\n\n4\t5e-1 +6 # tail\n");
+  EXPECT_EQ(k.width, 3);
+  EXPECT_EQ(k.height, 2);
+  EXPECT_EQ(k.values, (std::vector<double>{1, 2.5, -3, 4, 0.5, 6}));
+  EXPECT_DOUBLE_EQ(k.at(2, 1), 6);
+  const Kernel2D one = parseKernelText("7");
+  EXPECT_EQ(one.width, 1);
+  EXPECT_EQ(one.height, 1);
+}
+
+TEST(KernelFile, RejectsEmptyRaggedAndNonNumbersNamingTheLine) {
+  EXPECT_THROW(parseKernelText(""), KernelFileError);
+  EXPECT_THROW(parseKernelText("# nothing\n  \n"), KernelFileError);
+  EXPECT_THROW(parseKernelText("nan 1"), KernelFileError);
+  EXPECT_THROW(parseKernelText("1e999"), KernelFileError);
+  try {
+    parseKernelText("1 2\n3 4\n5 6 7\n", "k.txt");
+    FAIL() << "no exception";
+  } catch (const KernelFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("k.txt"), std::string::npos) << e.what();
+  }
+  try {
+    parseKernelText("1 2\n3 x4\n", "k.txt");
+    FAIL() << "no exception";
+  } catch (const KernelFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KernelFile, ReadsNpyFloatArraysAndRejectsOthers) {
+  Image f(3, 2, 1, PixelType::F64);
+  for (int i = 0; i < 6; ++i) f.samples<double>()[i] = 0.25 * i - 1;
+  const std::string path = file("kernel.npy");
+  saveImage(f, path);
+  const Kernel2D k = loadKernelFile(path);
+  EXPECT_EQ(k.width, 3);
+  EXPECT_EQ(k.height, 2);
+  EXPECT_EQ(k.values, (std::vector<double>{-1, -0.75, -0.5, -0.25, 0, 0.25}));
+
+  saveImage(Image(3, 3, 1, PixelType::U8), file("u8.npy"));
+  EXPECT_THROW(loadKernelFile(file("u8.npy")), KernelFileError);
+  saveImage(Image(3, 3, 3, PixelType::F32), file("rgb.npy"));
+  EXPECT_THROW(loadKernelFile(file("rgb.npy")), KernelFileError);
+  writeText(file("broken.npy"), "\x93NUMPY garbage");
+  EXPECT_THROW(loadKernelFile(file("broken.npy")), KernelFileError);
+  EXPECT_THROW(loadKernelFile(file("absent.npy")), KernelFileError);
+  EXPECT_THROW(loadKernelFile(scratch()), KernelFileError);  // a directory
+}
