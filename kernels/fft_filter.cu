@@ -1,0 +1,195 @@
+#include <algorithm>
+#include <cstdint>
+
+#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/fft_filter.cuh"
+
+namespace gpulab::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxGridY = 65535;
+
+int gridRows(int rows) { return std::max(1, std::min(rows, kMaxGridY)); }
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+
+// One thread per half-spectrum bin; the gain is computed once and applied to every plane, so the
+// mask costs no memory traffic of its own (no mask buffer exists).
+template <class Real>
+__global__ void applyFreqMaskKernel(Complex<Real>* __restrict__ spectrum, int fftWidth, int fftHeight, int planes,
+                                    FreqMask mask, Real scale) {
+  const int complexWidth = fftWidth / 2 + 1;
+  const int kx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (kx >= complexWidth) return;
+  const std::size_t planeSize = static_cast<std::size_t>(complexWidth) * fftHeight;
+  for (int ky = blockIdx.y; ky < fftHeight; ky += gridDim.y) {
+    const Real r2 = normalisedRadiusSquared<Real>(kx, signedFrequency(ky, fftHeight), fftWidth, fftHeight);
+    const Real gain = freqGain<Real>(mask, r2) * scale;
+    Complex<Real>* bin = spectrum + static_cast<std::size_t>(ky) * complexWidth + kx;
+    for (int p = 0; p < planes; ++p, bin += planeSize) {
+      Complex<Real> v = *bin;
+      v.x *= gain;
+      v.y *= gain;
+      *bin = v;
+    }
+  }
+}
+
+template <class Real>
+__global__ void scaleSpectrumKernel(Complex<Real>* __restrict__ spectrum, std::size_t count, Real scale) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    Complex<Real> v = spectrum[i];
+    v.x *= scale;
+    v.y *= scale;
+    spectrum[i] = v;
+  }
+}
+
+template <class Real>
+__global__ void hermitianFillKernel(Complex<Real>* __restrict__ spectrum, int n) {
+  const int k = n / 2 + 1 + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k >= n) return;
+  Complex<Real>* plane = spectrum + static_cast<std::size_t>(blockIdx.y) * n;
+  Complex<Real> v = plane[n - k];
+  v.y = -v.y;
+  plane[k] = v;
+}
+
+template <class Real>
+__global__ void trivialForwardKernel(const Real* __restrict__ real, std::size_t realPlaneStride,
+                                     Complex<Real>* __restrict__ spectrum, int planes) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= planes) return;
+  Complex<Real> v;
+  v.x = real[p * realPlaneStride];
+  v.y = Real(0);
+  spectrum[p] = v;
+}
+
+template <class Real>
+__global__ void trivialInverseKernel(const Complex<Real>* __restrict__ spectrum, Real* __restrict__ real,
+                                     std::size_t realPlaneStride, int planes) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= planes) return;
+  real[p * realPlaneStride] = spectrum[p].x;
+}
+
+template <class T>
+__global__ void luminanceKernel(Plane<const T> stack, int channels, float* __restrict__ dst) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= stack.width) return;
+  for (int y = blockIdx.y; y < stack.height; y += gridDim.y) {
+    float value;
+    if (channels >= 3) {
+      const float r = static_cast<float>(stack.row(y)[x]);
+      const float g = static_cast<float>(stack.row(stack.height + y)[x]);
+      const float b = static_cast<float>(stack.row(2 * stack.height + y)[x]);
+      value = 0.299f * r + 0.587f * g + 0.114f * b;
+    } else {
+      value = static_cast<float>(stack.row(y)[x]);
+    }
+    dst[static_cast<std::size_t>(y) * stack.width + x] = value;
+  }
+}
+
+__global__ void logMagnitudeCentredKernel(const float2* __restrict__ half, int fftWidth, int fftHeight,
+                                          Plane<float> out) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= out.width) return;
+  const int complexWidth = fftWidth / 2 + 1;
+  const int kx = (x - fftWidth / 2 + fftWidth) % fftWidth;
+  for (int y = blockIdx.y; y < out.height; y += gridDim.y) {
+    const int ky = (y - fftHeight / 2 + fftHeight) % fftHeight;
+    // Bins past the half spectrum are conjugates of their mirror bins: same magnitude.
+    const bool stored = kx < complexWidth;
+    const int hx = stored ? kx : fftWidth - kx;
+    const int hy = stored ? ky : (fftHeight - ky) % fftHeight;
+    const float2 v = half[static_cast<std::size_t>(hy) * complexWidth + hx];
+    out(x, y) = log1pf(sqrtf(v.x * v.x + v.y * v.y));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Launchers
+
+template <class Real>
+void launchApplyFreqMask(Complex<Real>* spectrum, int fftWidth, int fftHeight, int planes, FreqMask mask, Real scale,
+                         cudaStream_t stream) {
+  if (fftWidth <= 0 || fftHeight <= 0 || planes <= 0) return;
+  const dim3 grid(divUp(fftWidth / 2 + 1, kThreads), gridRows(fftHeight));
+  applyFreqMaskKernel<Real><<<grid, kThreads, 0, stream>>>(spectrum, fftWidth, fftHeight, planes, mask, scale);
+  GPULAB_CHECK_LAUNCH("applyFreqMask");
+}
+
+template <class Real>
+void launchScaleSpectrum(Complex<Real>* spectrum, std::size_t count, Real scale, cudaStream_t stream) {
+  if (count == 0) return;
+  const std::size_t blocks = std::min<std::size_t>((count + kThreads - 1) / kThreads, 65536);
+  scaleSpectrumKernel<Real><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(spectrum, count, scale);
+  GPULAB_CHECK_LAUNCH("scaleSpectrum");
+}
+
+template <class Real>
+void launchHermitianFill(Complex<Real>* spectrum, int n, int planes, cudaStream_t stream) {
+  const int missing = n - (n / 2 + 1);
+  if (missing <= 0 || planes <= 0) return;
+  const dim3 grid(divUp(missing, kThreads), planes);
+  hermitianFillKernel<Real><<<grid, kThreads, 0, stream>>>(spectrum, n);
+  GPULAB_CHECK_LAUNCH("hermitianFill");
+}
+
+template <class Real>
+void launchTrivialForward(const Real* real, std::size_t realPlaneStride, Complex<Real>* spectrum, int planes,
+                          cudaStream_t stream) {
+  if (planes <= 0) return;
+  trivialForwardKernel<Real><<<divUp(planes, kThreads), kThreads, 0, stream>>>(real, realPlaneStride, spectrum, planes);
+  GPULAB_CHECK_LAUNCH("trivialForward");
+}
+
+template <class Real>
+void launchTrivialInverse(const Complex<Real>* spectrum, Real* real, std::size_t realPlaneStride, int planes,
+                          cudaStream_t stream) {
+  if (planes <= 0) return;
+  trivialInverseKernel<Real><<<divUp(planes, kThreads), kThreads, 0, stream>>>(spectrum, real, realPlaneStride, planes);
+  GPULAB_CHECK_LAUNCH("trivialInverse");
+}
+
+template <class T>
+void launchLuminance(Plane<const T> stack, int channels, float* dst, cudaStream_t stream) {
+  if (stack.width <= 0 || stack.height <= 0) return;
+  const dim3 grid(divUp(stack.width, kThreads), gridRows(stack.height));
+  luminanceKernel<T><<<grid, kThreads, 0, stream>>>(stack, channels, dst);
+  GPULAB_CHECK_LAUNCH("luminance");
+}
+
+void launchLogMagnitudeCentred(const float2* halfSpectrum, int fftWidth, int fftHeight, Plane<float> out,
+                               cudaStream_t stream) {
+  if (out.width <= 0 || out.height <= 0) return;
+  const dim3 grid(divUp(out.width, kThreads), gridRows(out.height));
+  logMagnitudeCentredKernel<<<grid, kThreads, 0, stream>>>(halfSpectrum, fftWidth, fftHeight, out);
+  GPULAB_CHECK_LAUNCH("logMagnitudeCentred");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instantiations: float (R2C/C2R) and double (D2Z/Z2D); luminance for every sample type.
+
+#define GPULAB_INSTANTIATE_REAL(Real)                                                                    \
+  template void launchApplyFreqMask<Real>(Complex<Real>*, int, int, int, FreqMask, Real, cudaStream_t);  \
+  template void launchScaleSpectrum<Real>(Complex<Real>*, std::size_t, Real, cudaStream_t);              \
+  template void launchHermitianFill<Real>(Complex<Real>*, int, int, cudaStream_t);                       \
+  template void launchTrivialForward<Real>(const Real*, std::size_t, Complex<Real>*, int, cudaStream_t); \
+  template void launchTrivialInverse<Real>(const Complex<Real>*, Real*, std::size_t, int, cudaStream_t);
+GPULAB_INSTANTIATE_REAL(float)
+GPULAB_INSTANTIATE_REAL(double)
+#undef GPULAB_INSTANTIATE_REAL
+
+template void launchLuminance<std::uint8_t>(Plane<const std::uint8_t>, int, float*, cudaStream_t);
+template void launchLuminance<float>(Plane<const float>, int, float*, cudaStream_t);
+template void launchLuminance<double>(Plane<const double>, int, float*, cudaStream_t);
+
+}  // namespace gpulab::kernels

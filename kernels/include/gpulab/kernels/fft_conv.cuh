@@ -1,0 +1,51 @@
+// The kernels around cuFFT for FFT convolution and padded FFT filtering: border-extended padding
+// into packed real buffers, cropping back with conversion, and the spectrum product.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "gpulab/kernels/border.cuh"
+#include "gpulab/kernels/fft_filter.cuh"
+#include "gpulab/kernels/plane.cuh"
+
+namespace gpulab::kernels {
+
+/// Where the padded buffer comes from: dst(u, v) = ext(u + originY, v + originX) for u < fillHeight,
+/// v < fillWidth, and 0 elsewhere in the dstWidth x dstHeight plane. ext is the source plane
+/// extended by `mode` (Constant: `value` outside).
+struct PadRegion {
+  int dstWidth = 0;
+  int dstHeight = 0;
+  int fillWidth = 0;
+  int fillHeight = 0;
+  int originX = 0;
+  int originY = 0;
+  BorderMode mode = BorderMode::Reflect101;
+  double value = 0.0;
+};
+
+/// Pads `planes` planes of `srcStack` (srcStack.height rows each, plane c at row c*height) into
+/// packed Real planes of dstWidth x dstHeight, one after the other. Async on `stream`.
+template <class T, class Real>
+void launchBorderPad(Plane<const T> srcStack, int planes, Real* dst, PadRegion region, cudaStream_t stream);
+
+/// out(y, x) = src(y + offsetY, x + offsetX) for every pixel of every plane of `outStack`
+/// (outStack.height rows each), from packed srcWidth x srcHeight planes. u8 output is rounded to
+/// nearest (ties to even) and saturated to 0..255; NaN becomes 0.
+template <class Real, class T>
+void launchCropConvert(const Real* src, int srcWidth, int srcHeight, int offsetX, int offsetY, int planes,
+                       Plane<T> outStack, cudaStream_t stream);
+
+/// spectrum[p][i] *= kernelSpectrum[i] * scale for i < count, p < planes (planes `count` apart).
+template <class Real>
+void launchMultiplySpectra(Complex<Real>* spectrum, const Complex<Real>* kernelSpectrum, std::size_t count, int planes,
+                           Real scale, cudaStream_t stream);
+
+/// Writes the kw x kh kernel (row-major, packed) into the top-left corner of a dstWidth-wide packed
+/// plane that the caller has zeroed.
+template <class Real>
+void launchPlaceKernel(const Real* kernel, int kw, int kh, Real* dst, int dstWidth, cudaStream_t stream);
+
+}  // namespace gpulab::kernels
