@@ -1,0 +1,222 @@
+// gpulab-cli lab matmul|transpose|transfer|elementwise|reduce [--sizes LIST] [--dtype f32|f64]
+//   [--impl LIST] [--ops LIST] [--with-copies] [--check] [--reps N] [--warmup N] [--iterations N]
+//   [--json FILE]
+// Runs one lab experiment, prints a row per measurement as it comes, then where the GPU starts to
+// beat the CPU; --json writes the same records as `gpulab-cli bench` (op, params, sizes, dtype,
+// impl, median_ms, min_ms, max_ms, reps, gflops or gbps) plus the lab's own fields.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpulab/device.hpp"
+#include "gpulab/lab.hpp"
+#include "gpulab/lab_matmul.hpp"
+
+namespace gpulab::cli {
+
+namespace {
+
+struct LabOptions {
+  std::string experiment;
+  std::string sizes;
+  std::string dtype = "f32";
+  std::vector<std::string> impls;
+  std::vector<std::string> ops;
+  bool withCopies = false;
+  bool check = false;
+  int reps = 10;
+  int warmup = 2;
+  int iterations = 20;
+  std::string jsonPath;
+};
+
+std::string sizesText(const std::vector<std::int64_t>& sizes) {
+  std::string text;
+  for (std::int64_t s : sizes) {
+    if (!text.empty()) text += 'x';
+    text += std::to_string(s);
+  }
+  return text;
+}
+
+void printHeader(bool check) {
+  std::printf("%-9s %-20s %-4s %-16s %10s %10s %10s %9s %9s %10s %11s %7s%s\n", "variant", "impl", "type", "size",
+              "median_ms", "min_ms", "max_ms", "upload", "download", "end2end", "rate", "%ceil",
+              check ? "   rel_error" : "");
+}
+
+void printRow(const lab::Record& r, bool check) {
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.1f %s", r.rate(), r.experiment == "matmul" ? "GF/s" : "GB/s");
+  std::string impl = r.impl + (r.withCopies && r.experiment != "transfer" ? "+copies" : "");
+  char percent[16] = "-";
+  if (r.ceiling > 0) std::snprintf(percent, sizeof percent, "%.0f%%", r.percentOfCeiling());
+  char up[16] = "-", down[16] = "-", e2e[16] = "-";
+  if (r.gpu && !r.withCopies) {
+    std::snprintf(up, sizeof up, "%.4g", r.uploadMs);
+    std::snprintf(down, sizeof down, "%.4g", r.downloadMs);
+    std::snprintf(e2e, sizeof e2e, "%.4g", r.endToEndMs());
+  }
+  std::printf("%-9s %-20s %-4s %-16s %10.4g %10.4g %10.4g %9s %9s %10s %11s %7s",
+              r.variant.empty() ? "-" : r.variant.c_str(), impl.c_str(), r.dtype.c_str(), sizesText(r.sizes).c_str(),
+              r.medianMs, r.minMs, r.maxMs, up, down, e2e, r.rate() > 0 ? rate : "-", percent);
+  if (check) {
+    if (r.relativeError >= 0)
+      std::printf(" %11.3g", r.relativeError);
+    else
+      std::printf(" %11s", "-");
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+nlohmann::json toJson(const lab::Record& r) {
+  nlohmann::json j = {{"op", r.experiment},
+                      {"variant", r.variant},
+                      {"params", r.params},
+                      {"sizes", r.sizes},
+                      {"size", r.size},
+                      {"dtype", r.dtype},
+                      {"impl", r.impl},
+                      {"gpu", r.gpu},
+                      {"with_copies", r.withCopies},
+                      {"median_ms", r.medianMs},
+                      {"min_ms", r.minMs},
+                      {"max_ms", r.maxMs},
+                      {"reps", r.reps},
+                      {"upload_ms", r.uploadMs},
+                      {"download_ms", r.downloadMs},
+                      {"end_to_end_ms", r.endToEndMs()},
+                      {"ceiling", r.ceiling},
+                      {"ceiling_name", r.ceilingName},
+                      {"percent_of_ceiling", r.percentOfCeiling()}};
+  if (r.experiment == "matmul")
+    j["gflops"] = r.gflops;
+  else
+    j["gbps"] = r.gbps;
+  if (r.relativeError >= 0) j["relative_error"] = r.relativeError;
+  return j;
+}
+
+nlohmann::json toJson(const lab::Crossover& c) {
+  const char* outcome = c.outcome == lab::Crossover::Outcome::Always  ? "always"
+                        : c.outcome == lab::Crossover::Outcome::Never ? "never"
+                                                                      : "at";
+  nlohmann::json j = {{"op", c.experiment},    {"variant", c.variant},    {"dtype", c.dtype},
+                      {"cpu_impl", c.cpuImpl}, {"gpu_impl", c.gpuImpl},   {"end_to_end", c.endToEnd},
+                      {"outcome", outcome},    {"sentence", c.sentence()}};
+  if (c.outcome == lab::Crossover::Outcome::At) {
+    j["first_winning_size"] = c.firstWinningSize;
+    j["last_losing_size"] = c.lastLosingSize;
+    j["estimated_size"] = c.estimatedSize;
+  }
+  return j;
+}
+
+void run(const LabOptions& o) {
+  lab::LabRequest request;
+  try {
+    request.experiment = lab::parseExperiment(o.experiment);
+    request.dtype = lab::parseDType(o.dtype);
+    if (!o.sizes.empty()) request.points = lab::parseSizeList(o.sizes);
+    request.impls = o.impls;
+    request.variants = o.ops;
+    request.withCopies = o.withCopies;
+    request.check = o.check;
+    request.reps = o.reps;
+    request.warmup = o.warmup;
+    request.iterations = o.iterations;
+    lab::validate(request);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  std::ofstream file;  // opened first: a bad path fails before minutes of measuring
+  if (!o.jsonPath.empty()) {
+    file.open(o.jsonPath);
+    if (!file) throw std::runtime_error("cannot write '" + o.jsonPath + "'");
+  }
+
+  const DeviceReport devices = queryDevices();
+  std::printf("lab %s, %s, median of %d runs after %d warm-up, on %s\n", o.experiment.c_str(),
+              lab::dtypeName(request.dtype), request.reps, request.warmup,
+              devices.available()
+                  ? (devices.devices.front().name + " (CUDA " + formatCudaVersion(devices.runtimeVersion) + ")").c_str()
+                  : "the CPU");
+  if (!devices.available()) std::printf("note: %s; only the CPU implementations run\n", devices.status.c_str());
+  if (request.experiment == lab::Experiment::Matmul)
+    std::printf("cpu_blas: OpenBLAS, %d threads; cublas: CUBLAS_DEFAULT_MATH (float32 stays float32, no TF32)\n",
+                lab::MatmulLab::blasThreads());
+  printHeader(request.check);
+
+  const std::vector<lab::Record> records =
+      lab::runLab(request, {}, [&](const lab::Record& r) { printRow(r, request.check); });
+
+  const std::vector<lab::Crossover> crossovers = lab::findCrossovers(records);
+  if (!crossovers.empty()) std::printf("\n");
+  for (const lab::Crossover& c : crossovers) std::printf("%s\n", c.sentence().c_str());
+
+  if (!o.jsonPath.empty()) {
+    nlohmann::json doc = {{"experiment", o.experiment},
+                          {"dtype", lab::dtypeName(request.dtype)},
+                          {"reps", request.reps},
+                          {"warmup", request.warmup},
+                          {"cuda_available", devices.available()},
+                          {"cuda_runtime", formatCudaVersion(devices.runtimeVersion)},
+                          {"blas_threads", lab::MatmulLab::blasThreads()}};
+    doc["device"] = devices.available()
+                        ? nlohmann::json{{"name", devices.devices.front().name},
+                                         {"compute_capability", devices.devices.front().computeCapability()},
+                                         {"multiprocessors", devices.devices.front().multiprocessors}}
+                        : nlohmann::json(nullptr);
+    doc["records"] = nlohmann::json::array();
+    for (const lab::Record& r : records) doc["records"].push_back(toJson(r));
+    doc["crossovers"] = nlohmann::json::array();
+    for (const lab::Crossover& c : crossovers) doc["crossovers"].push_back(toJson(c));
+    file << doc.dump(2) << "\n";
+    if (!file) throw std::runtime_error("writing '" + o.jsonPath + "' failed");
+  }
+}
+
+}  // namespace
+
+void registerLab(CLI::App& app) {
+  auto options = std::make_shared<LabOptions>();
+  auto* cmd = app.add_subcommand(
+      "lab", "GPU-computing lab: matrix product, transpose, transfers, elementwise and reductions, CPU against GPU");
+  cmd->add_option("experiment", options->experiment, "matmul, transpose, transfer, elementwise or reduce")
+      ->required()
+      ->check(CLI::IsMember({"matmul", "transpose", "transfer", "elementwise", "reduce"}));
+  cmd->add_option("--sizes", options->sizes,
+                  "Sweep points: 32,64,100 or 32..4096 (doubling); 64K, 1M, 1G; matmul MxNxK, transpose RxC. "
+                  "Transfer sizes are bytes, elementwise/reduce elements. Default: matmul 32..4096, "
+                  "transpose 256..8192, transfer 4K..256M, elementwise/reduce 1K..64M");
+  cmd->add_option("--dtype", options->dtype, "f32 or f64")->check(CLI::IsMember({"f32", "f64"}));
+  cmd->add_option("--impl", options->impls,
+                  "Comma-separated implementations (default: all this machine can run). matmul: cpu_blas, "
+                  "gpu_naive, gpu_tiled, gpu_regblock, cublas; transpose: cpu, gpu_naive, gpu_tiled, "
+                  "gpu_tiled_padded; transfer: pageable, pinned, copy_every_iteration, upload_once; "
+                  "elementwise/reduce: cpu, gpu")
+      ->delimiter(',');
+  cmd->add_option("--ops", options->ops,
+                  "Comma-separated variants (default all). elementwise: x*x+2*y, a*x+y; reduce: sum, mean, std, "
+                  "min, max; transfer: h2d, d2h, pattern")
+      ->delimiter(',');
+  cmd->add_flag("--with-copies", options->withCopies,
+                "Also time upload + compute + download as one region (extra rows marked +copies)");
+  cmd->add_flag("--check", options->check,
+                "matmul: relative error of every result against a float64 product (slow for large sizes)");
+  cmd->add_option("--reps", options->reps, "Timed runs per measurement (median, min, max)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", options->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
+  cmd->add_option("--iterations", options->iterations, "transfer pattern: compute steps")->check(CLI::Range(1, 100000));
+  cmd->add_option("--json", options->jsonPath, "Write the records and crossovers as JSON to this file");
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,54 @@
+// Lab experiment: moving data between host and GPU.
+//   h2d / d2h   cudaMemcpyAsync of n bytes from/to pageable memory (the driver stages it through
+//               its own pinned buffer) and from/to pinned memory (the copy engine reads it
+//               directly); the ceiling is the pinned bandwidth of the largest size, measured first
+//   pattern     x*x+2*y repeated `iterations` times on n elements, "copy every iteration" (upload
+//               x and y, compute, download, each time) against "upload once, compute many,
+//               download once"; both from pinned memory, the whole sequence timed
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "gpulab/lab.hpp"
+
+namespace gpulab::lab {
+
+enum class HostMemory { Pageable, Pinned };
+enum class Direction { HostToDevice, DeviceToHost };
+enum class CopyPattern { CopyEveryIteration, UploadOnce };
+
+const char* hostMemoryName(HostMemory memory);     ///< "pageable", "pinned"
+const char* directionName(Direction direction);    ///< "h2d", "d2h"
+const char* copyPatternName(CopyPattern pattern);  ///< "copy_every_iteration", "upload_once"
+
+constexpr std::size_t kMaxTransferBytes = std::size_t{1} << 36;
+
+/// Needs a CUDA device: the constructor throws std::runtime_error without one.
+class TransferLab {
+ public:
+  TransferLab();
+  ~TransferLab();
+  TransferLab(const TransferLab&) = delete;
+  TransferLab& operator=(const TransferLab&) = delete;
+
+  /// Copies `bytes` from `in` to the GPU through `memory` and back into `out` (blocking).
+  void roundTrip(HostMemory memory, const void* in, void* out, std::size_t bytes);
+
+  /// Runs a pattern once (blocking): out = x*x + 2*y computed `iterations` times.
+  template <class T>
+  void runPattern(CopyPattern pattern, const T* x, const T* y, T* out, std::size_t n, int iterations);
+
+  /// Times one copy of `bytes`; GB/s = bytes / median.
+  Record measureCopy(HostMemory memory, Direction direction, std::size_t bytes, const MeasureOptions& options);
+  /// Times a whole pattern on n elements; the record's median is the time of all iterations.
+  Record measurePattern(CopyPattern pattern, DType dtype, std::size_t n, int iterations, const MeasureOptions& options);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gpulab::lab
