@@ -1,0 +1,354 @@
+// gpulab-cli mandelbrot: render a Mandelbrot or Julia view to a PNG (view stored in its text fields) and
+// optionally the raw smooth iteration counts to .npy, on the GPU or all CPU cores, with timings.
+// gpulab-cli mandelbrot --bench: the two benchmark views in f32 and f64, every variant.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "commands.hpp"
+#include "gpulab/device.hpp"
+#include "gpulab/device_image.hpp"
+#include "gpulab/image_io.hpp"
+#include "gpulab/mandelbrot.hpp"
+#include "gpulab/timing.hpp"
+
+namespace gpulab::cli {
+
+namespace {
+
+struct MandelbrotArgs {
+  std::string center = "-0.5,0";
+  double width = 3.0;
+  std::string size = "1920x1080";
+  std::string iterations = "auto";
+  std::string precision = "auto";
+  std::string palette = "classic";
+  double offset = 0.0;
+  double density = 1.0;
+  std::string julia;
+  int supersample = 1;
+  std::string raw;
+  std::string out;
+  std::string device;
+  std::string variant = "optimized";
+  int reps = 0;  // 0: 10 on the GPU, 1 on the CPU
+  int threads = 0;
+  bool bench = false;
+  std::string json;
+};
+
+/// Runs `f`, turning the engine's argument errors into usage errors (exit code 2).
+template <class F>
+auto asUsage(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const PrecisionLimitError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::pair<int, int> parseSize(const std::string& text) {
+  const std::size_t x = text.find('x');
+  try {
+    std::size_t used1 = 0, used2 = 0;
+    if (x != std::string::npos) {
+      const std::string a = text.substr(0, x), b = text.substr(x + 1);
+      const int w = std::stoi(a, &used1), h = std::stoi(b, &used2);
+      if (used1 == a.size() && used2 == b.size() && !a.empty() && !b.empty()) return {w, h};
+    }
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--size '" + text + "' is not WIDTHxHEIGHT (e.g. 1920x1080)");
+}
+
+MandelbrotView buildView(const MandelbrotArgs& a) {
+  return asUsage([&] {
+    MandelbrotView v;
+    const auto c = parsePoint(a.center, "--center");
+    v.centerX = c[0];
+    v.centerY = c[1];
+    v.width = a.width;
+    std::tie(v.imageWidth, v.imageHeight) = parseSize(a.size);
+    v.precision = parsePrecision(a.precision);
+    v.supersample = a.supersample;
+    if (!a.julia.empty()) {
+      const auto j = parsePoint(a.julia, "--julia");
+      v.julia = true;
+      v.juliaX = j[0];
+      v.juliaY = j[1];
+    }
+    if (a.iterations == "auto") {
+      v.maxIterations = autoIterations(v.width);
+    } else {
+      std::size_t used = 0;
+      long long n = -1;
+      try {
+        n = std::stoll(a.iterations, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != a.iterations.size() || used == 0)
+        throw UsageError("--iters '" + a.iterations + "' is not a whole number or 'auto'");
+      v.maxIterations = static_cast<int>(std::clamp<long long>(n, -1, kMaxMandelbrotIterations + 1LL));
+    }
+    choosePrecision(v);  // validates the view and the zoom depth
+    return v;
+  });
+}
+
+std::string describeView(const MandelbrotView& v) {
+  char text[320];
+  std::snprintf(text, sizeof text, "%s, centre (%.17g, %.17g), width %.6g, %dx%d%s, %d iterations",
+                v.julia ? "julia" : "mandelbrot", v.centerX, v.centerY, v.width, v.imageWidth, v.imageHeight,
+                v.supersample > 1 ? (" (supersampled " + std::to_string(v.supersample) + "x)").c_str() : "",
+                v.maxIterations);
+  std::string out = text;
+  if (v.julia) {
+    std::snprintf(text, sizeof text, ", c = (%.17g, %.17g)", v.juliaX, v.juliaY);
+    out += text;
+  }
+  return out;
+}
+
+bool useGpu(const std::string& device) {
+  if (device == "cpu") return false;
+  if (device == "gpu") {
+    if (!cudaAvailable()) throw std::runtime_error(queryDevices().status + "; use --device cpu");
+    return true;
+  }
+  return cudaAvailable();  // not given: the GPU when there is one
+}
+
+void render(const MandelbrotArgs& a) {
+  const MandelbrotView view = buildView(a);
+  MandelbrotOptions options;
+  options.variant = asUsage([&] { return parseMandelbrotVariant(a.variant); });
+  options.cpuThreads = a.threads;
+  Colouring colouring;
+  asUsage([&] {
+    colouring.palette = parsePalette(a.palette);
+    colouring.offset = a.offset;
+    colouring.density = a.density;
+    validate(colouring);
+    return 0;
+  });
+  if (a.out.empty()) throw UsageError("--out OUT.png is required (or --bench)");
+  if (std::filesystem::path(a.out).extension() != ".png")
+    throw UsageError("--out '" + a.out + "' must be a .png file: the view is stored in its text fields");
+  if (!a.raw.empty() && std::filesystem::path(a.raw).extension() != ".npy")
+    throw UsageError("--raw '" + a.raw + "' must be a .npy file");
+
+  const PrecisionChoice precision = choosePrecision(view);
+  const bool gpuRun = useGpu(a.device);
+  std::printf("%s\n", describeView(view).c_str());
+  std::printf("precision: %s\n", precision.describe().c_str());
+
+  Image raw, rgba;
+  if (gpuRun) {
+    GpuContext gpu;
+    MandelbrotRenderer renderer;
+    const TimingOptions timing{2, a.reps > 0 ? a.reps : 10};
+    const Stats compute = timeStream(
+        gpu.stream(), [&] { renderer.compute(gpu, view, options); }, timing);
+    const Stats colour = timeStream(
+        gpu.stream(), [&] { renderer.colour(gpu, colouring); }, timing);
+    std::printf("gpu compute (%s): %s\n", std::string(toString(options.variant)).c_str(), compute.describe().c_str());
+    std::printf("gpu colouring (palette %s): %s\n", colouring.palette.name().c_str(), colour.describe().c_str());
+    rgba = renderer.downloadRgba(gpu);
+    if (!a.raw.empty()) raw = renderer.downloadRaw(gpu);
+  } else {
+    const int reps = a.reps > 0 ? a.reps : 1;
+    const TimingOptions timing{reps > 1 ? 1 : 0, reps};
+    const Stats compute = timeHost([&] { raw = renderRawCpu(view, options); }, timing);
+    const int threads = options.cpuThreads > 0 ? options.cpuThreads
+                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::printf("cpu compute (%d threads): %s\n", threads, compute.describe().c_str());
+    Stopwatch watch;
+    rgba = colourRaw(raw, colouring, view.supersample);
+    std::printf("cpu colouring (palette %s, one thread): %.4g ms\n", colouring.palette.name().c_str(),
+                watch.elapsedMs());
+  }
+  savePngWithText(rgba, a.out, pngTextFromView(view, colouring, precision.used));
+  std::printf("wrote %s (%s)\n", a.out.c_str(), rgba.describe().c_str());
+  if (!a.raw.empty()) {
+    saveImage(raw, a.raw);
+    std::printf("wrote %s (%s; interior pixels -1)\n", a.raw.c_str(), raw.describe().c_str());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --bench
+
+struct BenchRecord {
+  std::string op, params, dtype, impl;
+  int width = 0, height = 0;
+  Stats stats;
+  double iterations = 0;
+};
+
+nlohmann::json toJson(const BenchRecord& r) {
+  return {{"op", r.op},
+          {"params", r.params},
+          {"width", r.width},
+          {"height", r.height},
+          {"channels", 1},
+          {"dtype", r.dtype},
+          {"impl", r.impl},
+          {"median_ms", r.stats.medianMs},
+          {"min_ms", r.stats.minMs},
+          {"max_ms", r.stats.maxMs},
+          {"reps", r.stats.reps},
+          {"iterations", r.iterations},
+          {"giter_per_s", r.stats.medianMs > 0 ? r.iterations / r.stats.medianMs * 1e-6 : 0.0}};
+}
+
+std::string viewParams(const MandelbrotView& v) {
+  char text[200];
+  std::snprintf(text, sizeof text, "center=%.15g,%.15g width=%g iters=%d", v.centerX, v.centerY, v.width,
+                v.maxIterations);
+  return text;
+}
+
+void bench(const MandelbrotArgs& a) {
+  const int reps = a.reps > 0 ? a.reps : 20;
+  const bool gpuRun = useGpu(a.device.empty() ? "gpu" : a.device);
+  std::vector<BenchRecord> records;
+  const DeviceReport devices = queryDevices();
+  if (gpuRun) std::printf("device: %s\n", devices.devices.front().name.c_str());
+  std::printf("%-16s %-4s %-14s %10s %10s %10s %12s %9s\n", "view", "type", "impl", "median ms", "min ms", "max ms",
+              "G iter/s", "vs plain");
+
+  struct Named {
+    const char* op;
+    MandelbrotView view;
+  };
+  MandelbrotView interior = wholeSetView();  // every pixel inside the cardioid: no divergence, the peak rate
+  interior.centerX = -0.1;
+  interior.width = 0.1;
+  const Named views[] = {{"mandel_seahorse", seahorseValleyView()}, {"mandel_full", wholeSetView()}};
+
+  std::optional<GpuContext> gpu;
+  MandelbrotRenderer renderer;
+  if (gpuRun) gpu.emplace();
+  auto print = [](const BenchRecord& r, double plainMs) {
+    char ratio[32] = "";
+    if (plainMs > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", plainMs / r.stats.medianMs);
+    std::printf("%-16s %-4s %-14s %10.4f %10.4f %10.4f %12.1f %9s\n", r.op.c_str(), r.dtype.c_str(), r.impl.c_str(),
+                r.stats.medianMs, r.stats.minMs, r.stats.maxMs, r.iterations / r.stats.medianMs * 1e-6, ratio);
+  };
+
+  for (const Named& named : views)
+    for (Precision precision : {Precision::F32, Precision::F64}) {
+      MandelbrotView view = named.view;
+      view.precision = precision;
+      const std::string dtype(toString(precision));
+      std::vector<BenchRecord> group;
+      if (gpuRun)
+        for (MandelbrotVariant variant :
+             {MandelbrotVariant::Plain, MandelbrotVariant::Tiled, MandelbrotVariant::Optimized}) {
+          MandelbrotOptions options;
+          options.variant = variant;
+          const MandelbrotBenchResult result = benchmarkMandelbrot(*gpu, renderer, view, options, {3, reps});
+          group.push_back({named.op, viewParams(view) + " variant=" + std::string(toString(variant)), dtype,
+                           "gpu-" + std::string(toString(variant)), view.imageWidth, view.imageHeight, result.compute,
+                           result.iterations});
+        }
+      MandelbrotOptions cpuOptions;
+      cpuOptions.cpuThreads = a.threads;
+      Image counts;
+      const Stats cpu = timeHost(
+          [&] {
+            MandelbrotOptions counting = cpuOptions;
+            counting.smooth = false;
+            counts = renderRawCpu(view, counting);
+          },
+          {1, std::min(reps, 3)});
+      group.push_back({named.op, viewParams(view) + " variant=optimized", dtype, "cpu", view.imageWidth,
+                       view.imageHeight, cpu, countIterations(counts, view.maxIterations)});
+      const double plainMs = gpuRun ? group.front().stats.medianMs : 0;
+      for (const BenchRecord& r : group) {
+        print(r, r.impl == "cpu" ? 0 : plainMs);
+        records.push_back(r);
+      }
+    }
+  if (gpuRun)
+    for (Precision precision : {Precision::F32, Precision::F64}) {
+      MandelbrotView view = interior;
+      view.precision = precision;
+      MandelbrotOptions options;
+      options.variant = MandelbrotVariant::Plain;
+      const MandelbrotBenchResult result = benchmarkMandelbrot(*gpu, renderer, view, options, {3, reps});
+      BenchRecord r{"mandel_interior_peak",
+                    viewParams(view) + " variant=plain",
+                    std::string(toString(precision)),
+                    "gpu-plain",
+                    view.imageWidth,
+                    view.imageHeight,
+                    result.compute,
+                    result.iterations};
+      print(r, 0);
+      records.push_back(r);
+    }
+  std::printf(
+      "G iter/s: escape counts summed over the image (interior pixels count every iteration) per second;\n"
+      "mandel_interior_peak (every pixel inside the cardioid, plain kernel) is the machine's ceiling.\n");
+  if (!a.json.empty()) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const BenchRecord& r : records) all.push_back(toJson(r));
+    std::ofstream file(a.json);
+    if (!file) throw std::runtime_error("cannot write " + a.json);
+    file << all.dump(2) << "\n";
+    if (!file) throw std::runtime_error("writing " + a.json + " failed");
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+}
+
+}  // namespace
+
+void registerMandelbrot(CLI::App& app) {
+  auto* cmd = app.add_subcommand("mandelbrot", "Render the Mandelbrot or a Julia set (GPU or CPU) to PNG / .npy");
+  auto a = std::make_shared<MandelbrotArgs>();
+  cmd->add_option("--center", a->center, "Centre X,Y in the complex plane")->capture_default_str();
+  cmd->add_option("--width", a->width, "Width of the view in the complex plane")->capture_default_str();
+  cmd->add_option("--size", a->size, "Image size WxH in pixels")->capture_default_str();
+  cmd->add_option("--iters", a->iterations, "Maximum iterations (1..16777216) or 'auto' (from the zoom depth)")
+      ->capture_default_str();
+  cmd->add_option("--precision", a->precision, "auto|f32|f64")->capture_default_str();
+  cmd->add_option("--palette", a->palette,
+                  "classic|fire|ice|grayscale|rainbow, or a gradient pos:#rrggbb,... (e.g. 0:#000000,0.5:#ff8000)")
+      ->capture_default_str();
+  cmd->add_option("--offset", a->offset, "Palette offset in cycles")->capture_default_str();
+  cmd->add_option("--density", a->density, "Palette cycles per 32 iterations")->capture_default_str();
+  cmd->add_option("--julia", a->julia, "Render the Julia set of the constant X,Y");
+  cmd->add_option("--supersample", a->supersample, "1..4: samples per pixel side")->capture_default_str();
+  cmd->add_option("--raw", a->raw, "Also write the float32 smooth iteration counts (.npy; interior -1)");
+  cmd->add_option("--out", a->out, "Output PNG (the view is stored in its text fields)");
+  cmd->add_option("--device", a->device, "gpu|cpu (default: the GPU when there is one)")
+      ->check(CLI::IsMember({"gpu", "cpu"}));
+  cmd->add_option("--variant", a->variant, "optimized|tiled|plain (GPU kernels; the CPU honours plain)")
+      ->capture_default_str();
+  cmd->add_option("--reps", a->reps, "Timed repetitions (default 10 GPU, 1 CPU; --bench 20)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", a->threads, "CPU threads (default: all)")->check(CLI::Range(1, 4096));
+  cmd->add_flag("--bench", a->bench,
+                "Benchmark the seahorse valley and the whole set (1920x1080, 1000 iterations) in f32 and f64");
+  cmd->add_option("--json", a->json, "--bench: also write the records as JSON");
+  cmd->callback([a] {
+    if (a->bench)
+      bench(*a);
+    else
+      render(*a);
+  });
+}
+
+}  // namespace gpulab::cli
