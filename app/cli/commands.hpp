@@ -16,5 +16,10 @@ class UsageError : public std::runtime_error {
 };
 
 void registerInfo(CLI::App& app);
+void registerMandelbrot(CLI::App& app);
+void registerLab(CLI::App& app);
+void registerFft(CLI::App& app);
+void registerFilter(CLI::App& app);
+void registerBench(CLI::App& app);
 
 }  // namespace gpulab::cli

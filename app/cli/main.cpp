@@ -19,6 +19,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION);
   gpulab::cli::registerInfo(app);
+  gpulab::cli::registerMandelbrot(app);
+  gpulab::cli::registerLab(app);
+  gpulab::cli::registerFft(app);
+  gpulab::cli::registerFilter(app);
+  gpulab::cli::registerBench(app);
 
   try {
     app.parse(argc, argv);
