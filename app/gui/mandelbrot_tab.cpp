@@ -48,11 +48,11 @@ using gpulab::MandelbrotView;
 
 namespace {
 
-constexpr int kRestMs = 250;           // the view rests this long before the full-resolution frame
-constexpr double kWheelStep = 1.25;    // zoom per wheel notch
-constexpr double kKeyZoom = 1.5;       // zoom per + / -
+constexpr int kRestMs = 250;         // the view rests this long before the full-resolution frame
+constexpr double kWheelStep = 1.25;  // zoom per wheel notch
+constexpr double kKeyZoom = 1.5;     // zoom per + / -
 constexpr int kMaxHistory = 200;
-constexpr int kOffsetSteps = 1000;     // offset slider steps per palette cycle
+constexpr int kOffsetSteps = 1000;  // offset slider steps per palette cycle
 const char* const kBookmarksKey = "mandelbrot/bookmarks";
 
 double spacingOf(const MandelbrotView& v) { return v.width / v.imageWidth; }
@@ -62,9 +62,7 @@ bool samePlace(const MandelbrotView& a, const MandelbrotView& b) {
          a.juliaX == b.juliaX && a.juliaY == b.juliaY;
 }
 
-QString pointText(double x, double y) {
-  return QStringLiteral("%1, %2").arg(x, 0, 'g', 17).arg(y, 0, 'g', 17);
-}
+QString pointText(double x, double y) { return QStringLiteral("%1, %2").arg(x, 0, 'g', 17).arg(y, 0, 'g', 17); }
 
 std::optional<QPointF> parsePointText(const QString& text) {
   try {
@@ -176,8 +174,9 @@ MandelbrotCanvas::MandelbrotCanvas(QWidget* parent) : QWidget(parent) {
   setAttribute(Qt::WA_OpaquePaintEvent);
   setMinimumSize(160, 120);
   setCursor(Qt::CrossCursor);
-  setToolTip(tr("Wheel: zoom   drag: pan   Shift+drag: zoom into a box   double-click: recentre\n"
-                "+ / -: zoom   arrows: pan   Home: whole set   J: Julia set of the point under the cursor"));
+  setToolTip(
+      tr("Wheel: zoom   drag: pan   Shift+drag: zoom into a box   double-click: recentre\n"
+         "+ / -: zoom   arrows: pan   Home: whole set   J: Julia set of the point under the cursor"));
 }
 
 QSize MandelbrotCanvas::pixelSize() const {
@@ -295,20 +294,36 @@ void MandelbrotCanvas::keyPressEvent(QKeyEvent* event) {
   const QPointF under = rect().contains(mouse_.toPoint()) ? toPixels(mouse_) : centre;
   switch (event->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: emit viewRequested(zoomedAbout(v, centre, kKeyZoom)); break;
-    case Qt::Key_Minus: emit viewRequested(zoomedAbout(v, centre, 1.0 / kKeyZoom)); break;
-    case Qt::Key_Left: emit viewRequested(panned(v, {step.x(), 0})); break;
-    case Qt::Key_Right: emit viewRequested(panned(v, {-step.x(), 0})); break;
-    case Qt::Key_Up: emit viewRequested(panned(v, {0, step.y()})); break;
-    case Qt::Key_Down: emit viewRequested(panned(v, {0, -step.y()})); break;
-    case Qt::Key_Home: emit homeRequested(); break;
+    case Qt::Key_Equal:
+      emit viewRequested(zoomedAbout(v, centre, kKeyZoom));
+      break;
+    case Qt::Key_Minus:
+      emit viewRequested(zoomedAbout(v, centre, 1.0 / kKeyZoom));
+      break;
+    case Qt::Key_Left:
+      emit viewRequested(panned(v, {step.x(), 0}));
+      break;
+    case Qt::Key_Right:
+      emit viewRequested(panned(v, {-step.x(), 0}));
+      break;
+    case Qt::Key_Up:
+      emit viewRequested(panned(v, {0, step.y()}));
+      break;
+    case Qt::Key_Down:
+      emit viewRequested(panned(v, {0, -step.y()}));
+      break;
+    case Qt::Key_Home:
+      emit homeRequested();
+      break;
     case Qt::Key_J:
       if (v.julia)
         emit mandelbrotRequested();
       else
         emit juliaRequested(planePoint(v, under));
       break;
-    default: QWidget::keyPressEvent(event); return;
+    default:
+      QWidget::keyPressEvent(event);
+      return;
   }
   event->accept();
 }
@@ -406,8 +421,9 @@ void MandelbrotTab::buildUi() {
   precision_->addItem(tr("auto"), static_cast<int>(gpulab::Precision::Auto));
   precision_->addItem(QStringLiteral("float32"), static_cast<int>(gpulab::Precision::F32));
   precision_->addItem(QStringLiteral("float64"), static_cast<int>(gpulab::Precision::F64));
-  precision_->setToolTip(tr("auto: float32 while neighbouring pixels are at least 8 float32 steps apart "
-                            "(pixel spacing >= 2^-20 max(|x|, |y|, 1)), then float64 down to 2^-49"));
+  precision_->setToolTip(
+      tr("auto: float32 while neighbouring pixels are at least 8 float32 steps apart "
+         "(pixel spacing >= 2^-20 max(|x|, |y|, 1)), then float64 down to 2^-49"));
 
   palette_ = new QComboBox;
   for (const std::string& name : gpulab::paletteNames()) palette_->addItem(QString::fromStdString(name));
@@ -573,8 +589,8 @@ void MandelbrotTab::buildUi() {
 gpulab::Colouring MandelbrotTab::colouring() const {
   gpulab::Colouring c;
   const int index = palette_->currentIndex();
-  c.palette = index < palette_->count() - 1 ? gpulab::Palette::named(palette_->currentText().toStdString())
-                                            : customPalette_;
+  c.palette =
+      index < palette_->count() - 1 ? gpulab::Palette::named(palette_->currentText().toStdString()) : customPalette_;
   c.offset = static_cast<double>(offset_->value()) / kOffsetSteps;
   c.density = density_->value();
   return c;
@@ -794,8 +810,10 @@ void MandelbrotTab::scheduleRender() {
   auto shownView = [this](const FrameKey& k) { return shown_ && shown_->view == k.view; };
   FrameKey target = full;
   if (restTimer_->isActive()) {
-    if (!shownView(full) && !shownView(super)) target = preview;  // never step down while moving
-    else target = shownView(super) ? super : full;
+    if (!shownView(full) && !shownView(super))
+      target = preview;  // never step down while moving
+    else
+      target = shownView(super) ? super : full;
   } else if (superWanted && (shownView(full) || shownView(super))) {
     target = super;
   } else if (!superWanted && shownView(super)) {
@@ -1008,10 +1026,11 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
              finish();
              services_.showError(tr("Saving failed: %1").arg(why));
            },
-       .cancelled = [this, finish] {
-         finish();
-         services_.showMessage(tr("Saving cancelled"));
-       },
+       .cancelled =
+           [this, finish] {
+             finish();
+             services_.showMessage(tr("Saving cancelled"));
+           },
        .progress = [this](double f) { cpuProgress_->setValue(static_cast<int>(f * 100)); }});
 }
 
@@ -1058,10 +1077,9 @@ void MandelbrotTab::saveWithDialog() {
   auto* size = new QComboBox;
   const QSize window = canvas_->pixelSize();
   size->addItem(tr("Window (%1x%2)").arg(window.width()).arg(window.height()), window);
-  for (const auto& [name, s] : {std::pair{"1920x1080 (Full HD)", QSize(1920, 1080)},
-                                std::pair{"3840x2160 (4K)", QSize(3840, 2160)},
-                                std::pair{"7680x4320 (8K)", QSize(7680, 4320)},
-                                std::pair{"15360x8640 (16K)", QSize(15360, 8640)}})
+  for (const auto& [name, s] :
+       {std::pair{"1920x1080 (Full HD)", QSize(1920, 1080)}, std::pair{"3840x2160 (4K)", QSize(3840, 2160)},
+        std::pair{"7680x4320 (8K)", QSize(7680, 4320)}, std::pair{"15360x8640 (16K)", QSize(15360, 8640)}})
     size->addItem(QString::fromUtf8(name), s);
   auto* samples = new QComboBox;
   samples->addItem(tr("off"), 1);
@@ -1078,16 +1096,16 @@ void MandelbrotTab::saveWithDialog() {
   connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
   if (dialog.exec() != QDialog::Accepted) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save PNG"), QStringLiteral("mandelbrot.png"),
-                                                    tr("PNG images (*.png)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save PNG"), QStringLiteral("mandelbrot.png"), tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
   savePng(path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ? path : path + QStringLiteral(".png"),
           size->currentData().toSize(), samples->currentData().toInt());
 }
 
 void MandelbrotTab::openWithDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open a PNG saved by gpulab"), QString(),
-                                                    tr("PNG images (*.png)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open a PNG saved by gpulab"), QString(), tr("PNG images (*.png)"));
   if (!path.isEmpty()) openPng(path);
 }
 
