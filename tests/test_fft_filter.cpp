@@ -2,6 +2,7 @@
 // at DC, cutoff and Nyquist, the OpenCV baseline and the GPU against the naive-DFT reference, the
 // GPU's impulse response against the formula at every bin, colour maps, and the CLI's usage errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -588,7 +589,10 @@ TEST(ColorMap, ImagesMapMinimumAndMaximumToTheEnds) {
 namespace {
 
 int runCli(const std::string& args, std::string* output = nullptr) {
-  const std::string log = ::testing::TempDir() + "fft_cli_output.txt";
+  // One log per test and process: ctest runs the CLI tests in parallel.
+  const std::string log = ::testing::TempDir() + "fft_cli_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                          std::to_string(::getpid()) + ".txt";
   const std::string command = std::string("\"") + GPULAB_CLI_PATH + "\" " + args + " > \"" + log + "\" 2>&1";
   const int status = std::system(command.c_str());
   if (output != nullptr) {
