@@ -18,7 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.hpp"
 #include "gpulab/device.hpp"
+
+using gpulab::test::describe;
+using gpulab::test::isOneLine;
+using gpulab::test::Outcome;
+using gpulab::test::runCli;
+using gpulab::test::slurp;
 
 extern char** environ;
 
@@ -26,65 +33,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exitCode = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 fs::path tempPath(const std::string& suffix) {
   static std::atomic<int> counter{0};
   return fs::temp_directory_path() /
          ("gpulab-test-lab-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + suffix);
-}
-
-/// Runs gpulab-cli with `args`, stdout and stderr going to files (no pipe can fill up and block).
-Outcome runCli(const std::vector<std::string>& args) {
-  const std::string outPath = tempPath(".out").string(), errPath = tempPath(".err").string();
-  std::vector<std::string> argvStrings = {GPULAB_CLI_PATH};
-  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argvStrings) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  Outcome outcome;
-  if (spawned != 0) {
-    outcome.err = std::string("posix_spawn failed: ") + std::strerror(spawned);
-    return outcome;
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  outcome.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  outcome.out = slurp(outPath);
-  outcome.err = slurp(errPath);
-  std::error_code ec;
-  fs::remove(outPath, ec);
-  fs::remove(errPath, ec);
-  return outcome;
-}
-
-std::string describe(const Outcome& o) {
-  return "exit " + std::to_string(o.exitCode) + "\n--- stdout\n" + o.out + "--- stderr\n" + o.err;
-}
-
-bool isOneLine(const std::string& s) {
-  return s.size() > 1 && s.back() == '\n' && std::count(s.begin(), s.end(), '\n') == 1;
 }
 
 }  // namespace

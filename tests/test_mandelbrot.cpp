@@ -24,10 +24,16 @@
 #include <string>
 #include <vector>
 
+#include "cli_runner.hpp"
 #include "gpu_test.hpp"
 #include "gpulab/device_image.hpp"
 #include "gpulab/image_io.hpp"
 #include "gpulab/mandelbrot.hpp"
+
+using gpulab::test::describe;
+using gpulab::test::Outcome;
+using gpulab::test::runCli;
+using gpulab::test::slurp;
 
 extern char** environ;
 
@@ -510,58 +516,6 @@ TEST(MandelbrotCpu, SupersampledRawIsLarger) {
 
 // ---------------------------------------------------------------------------------------------
 // The CLI
-
-namespace {
-
-struct Outcome {
-  int exitCode = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Outcome runCli(const std::vector<std::string>& args) {
-  const std::string outPath = tempPath("cli.out").string(), errPath = tempPath("cli.err").string();
-  std::vector<std::string> argvStrings = {GPULAB_CLI_PATH};
-  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argvStrings) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  Outcome outcome;
-  if (spawned != 0) {
-    outcome.err = std::string("posix_spawn failed: ") + std::strerror(spawned);
-    return outcome;
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  outcome.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  outcome.out = slurp(outPath);
-  outcome.err = slurp(errPath);
-  fs::remove(outPath);
-  fs::remove(errPath);
-  return outcome;
-}
-
-std::string describe(const Outcome& o) {
-  return "exit " + std::to_string(o.exitCode) + "\n--- stdout\n" + o.out + "--- stderr\n" + o.err;
-}
-
-}  // namespace
 
 TEST(MandelbrotCli, BadArgumentsExitWithCode2AndOneLine) {
   if (!fs::exists(GPULAB_CLI_PATH)) GTEST_SKIP() << "gpulab-cli is not built";
