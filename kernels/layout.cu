@@ -55,8 +55,8 @@ void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_
 // ---------------------------------------------------------------------------------------------
 // Instantiations: the sample types of gpulab::PixelType.
 
-#define GPULAB_INSTANTIATE(T)                                                                   \
-  template void launchDeinterleave<T>(const T*, int, Plane<T>, cudaStream_t);                   \
+#define GPULAB_INSTANTIATE(T)                                                 \
+  template void launchDeinterleave<T>(const T*, int, Plane<T>, cudaStream_t); \
   template void launchInterleave<T>(Plane<const T>, int, T*, cudaStream_t);
 GPULAB_INSTANTIATE(std::uint8_t)
 GPULAB_INSTANTIATE(float)

@@ -13,8 +13,8 @@
 #include "gpulab/device.hpp"
 #include "gpulab/image.hpp"
 
-#define GPULAB_REQUIRE_GPU()                                                   \
-  do {                                                                         \
+#define GPULAB_REQUIRE_GPU()                                                                               \
+  do {                                                                                                     \
     if (!::gpulab::cudaAvailable()) GTEST_SKIP() << "no CUDA device: " << ::gpulab::queryDevices().status; \
   } while (0)
 
@@ -54,9 +54,12 @@ inline ::testing::AssertionResult imagesNear(const Image& expected, const Image&
                                          << actual.describe();
   auto value = [](const Image& img, std::size_t i) -> double {
     switch (img.type()) {
-      case PixelType::U8: return img.samples<std::uint8_t>()[i];
-      case PixelType::F32: return img.samples<float>()[i];
-      case PixelType::F64: return img.samples<double>()[i];
+      case PixelType::U8:
+        return img.samples<std::uint8_t>()[i];
+      case PixelType::F32:
+        return img.samples<float>()[i];
+      case PixelType::F64:
+        return img.samples<double>()[i];
     }
     return 0;
   };
@@ -74,10 +77,9 @@ inline ::testing::AssertionResult imagesNear(const Image& expected, const Image&
   const std::size_t px = first / expected.channels();
   std::ostringstream os;
   os.precision(9);
-  os << bad << " of " << n << " samples differ; first at x=" << px % expected.width()
-     << " y=" << px / expected.width() << " c=" << first % expected.channels() << ": expected "
-     << value(expected, first) << ", got " << value(actual, first) << " (tolerance " << absTol << " + " << relTol
-     << " relative)";
+  os << bad << " of " << n << " samples differ; first at x=" << px % expected.width() << " y=" << px / expected.width()
+     << " c=" << first % expected.channels() << ": expected " << value(expected, first) << ", got "
+     << value(actual, first) << " (tolerance " << absTol << " + " << relTol << " relative)";
   return ::testing::AssertionFailure() << os.str();
 }
 

@@ -3,9 +3,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <vector>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "gpu_test.hpp"
 #include "gpulab/buffers.hpp"
@@ -229,10 +229,9 @@ TEST_P(UploadDownload, RoundTripIsExactAndPlanar) {
   // Planar on the device: plane c, pixel (x, y) holds the interleaved sample c of pixel (x, y).
   const int x = w - 1, y = h - 1, ch = c - 1;
   std::vector<std::byte> sample(bytesPerSample(type));
-  GPULAB_CUDA_CHECK(cudaMemcpy(sample.data(),
-                               reinterpret_cast<const std::byte*>(d.plane<std::uint8_t>(ch).row(y)) +
-                                   x * bytesPerSample(type),
-                               sample.size(), cudaMemcpyDeviceToHost));
+  GPULAB_CUDA_CHECK(cudaMemcpy(
+      sample.data(), reinterpret_cast<const std::byte*>(d.plane<std::uint8_t>(ch).row(y)) + x * bytesPerSample(type),
+      sample.size(), cudaMemcpyDeviceToHost));
   EXPECT_EQ(0, std::memcmp(sample.data(),
                            src.data() + (static_cast<std::size_t>(y) * w + x) * c * bytesPerSample(type) +
                                ch * bytesPerSample(type),
@@ -264,9 +263,9 @@ TEST(GpuTiming, StreamHarnessTimesDeviceWork) {
   GPULAB_REQUIRE_GPU();
   Stream s;
   DeviceBuffer a(64 << 20), b(64 << 20);
-  const Stats st = timeStream(s, [&] {
-    GPULAB_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), a.size(), cudaMemcpyDeviceToDevice, s));
-  }, {.warmup = 1, .reps = 5});
+  const Stats st = timeStream(
+      s, [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), a.size(), cudaMemcpyDeviceToDevice, s)); },
+      {.warmup = 1, .reps = 5});
   EXPECT_EQ(st.reps, 5);
   EXPECT_GT(st.minMs, 0.0);
 }

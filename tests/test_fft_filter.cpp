@@ -2,8 +2,8 @@
 // at DC, cutoff and Nyquist, the OpenCV baseline and the GPU against the naive-DFT reference, the
 // GPU's impulse response against the formula at every bin, colour maps, and the CLI's usage errors.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>

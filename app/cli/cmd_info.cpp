@@ -1,8 +1,7 @@
 // gpulab-cli info [--json]: the CUDA devices of this machine, or why there are none.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "gpulab/device.hpp"

@@ -23,11 +23,10 @@ DeviceReport queryDevices() {
   if (status != cudaSuccess || count == 0) {
     cudaGetLastError();  // these errors are states here, not failures; keep them from sticking
     if (report.driverVersion == 0 || status == cudaErrorInsufficientDriver)
-      report.status = report.driverVersion == 0
-                          ? "no CUDA driver is installed: CPU only"
-                          : "the CUDA driver (" + formatCudaVersion(report.driverVersion) +
-                                ") is older than this build needs (" + formatCudaVersion(report.runtimeVersion) +
-                                "): CPU only";
+      report.status = report.driverVersion == 0 ? "no CUDA driver is installed: CPU only"
+                                                : "the CUDA driver (" + formatCudaVersion(report.driverVersion) +
+                                                      ") is older than this build needs (" +
+                                                      formatCudaVersion(report.runtimeVersion) + "): CPU only";
     else if (status == cudaSuccess || status == cudaErrorNoDevice)
       report.status = "no CUDA device: CPU only";
     else

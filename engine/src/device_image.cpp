@@ -25,8 +25,8 @@ DeviceImage::DeviceImage(int width, int height, int channels, PixelType type)
     data_ = nullptr;
     const char* layout[] = {"", "gray", "2-channel", "RGB", "RGBA"};
     throw OutOfDeviceMemory("the " + std::to_string(width) + "x" + std::to_string(height) + " " + layout[channels] +
-                            " " + std::string(toString(type)) + " image does not fit on the GPU: " +
-                            outOfMemoryMessage("it", rowBytes * rows));
+                            " " + std::string(toString(type)) +
+                            " image does not fit on the GPU: " + outOfMemoryMessage("it", rowBytes * rows));
   }
   GPULAB_CUDA_CHECK(status);
 }
@@ -67,9 +67,15 @@ namespace {
 template <class F>
 void visitSampleType(PixelType type, F&& f) {
   switch (type) {
-    case PixelType::U8: f(std::uint8_t{}); return;
-    case PixelType::F32: f(float{}); return;
-    case PixelType::F64: f(double{}); return;
+    case PixelType::U8:
+      f(std::uint8_t{});
+      return;
+    case PixelType::F32:
+      f(float{});
+      return;
+    case PixelType::F64:
+      f(double{});
+      return;
   }
 }
 
@@ -93,8 +99,8 @@ DeviceImage GpuContext::upload(const Image& src) {
 
 void GpuContext::upload(const Image& src, DeviceImage& dst) {
   if (src.empty()) throw std::invalid_argument("cannot upload an empty image");
-  if (dst.empty() || dst.width() != src.width() || dst.height() != src.height() ||
-      dst.channels() != src.channels() || dst.type() != src.type())
+  if (dst.empty() || dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
+      dst.type() != src.type())
     dst = DeviceImage(src.width(), src.height(), src.channels(), src.type());
 
   const std::size_t bytes = src.sizeBytes();
@@ -109,7 +115,8 @@ void GpuContext::upload(const Image& src, DeviceImage& dst) {
                                         src.rowBytes(), src.height(), cudaMemcpyHostToDevice, stream_));
   } else {
     deviceStaging_.reserve(bytes);
-    GPULAB_CUDA_CHECK(cudaMemcpyAsync(deviceStaging_.data(), hostStaging_.data(), bytes, cudaMemcpyHostToDevice, stream_));
+    GPULAB_CUDA_CHECK(
+        cudaMemcpyAsync(deviceStaging_.data(), hostStaging_.data(), bytes, cudaMemcpyHostToDevice, stream_));
     visitSampleType(src.type(), [&](auto sample) {
       using T = decltype(sample);
       kernels::launchDeinterleave<T>(deviceStaging_.as<T>(), src.channels(), dst.stack<T>(), stream_);

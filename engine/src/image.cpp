@@ -9,9 +9,12 @@ namespace gpulab {
 
 std::string_view toString(PixelType type) noexcept {
   switch (type) {
-    case PixelType::U8: return "u8";
-    case PixelType::F32: return "f32";
-    case PixelType::F64: return "f64";
+    case PixelType::U8:
+      return "u8";
+    case PixelType::F32:
+      return "f32";
+    case PixelType::F64:
+      return "f64";
   }
   return "?";
 }
@@ -25,8 +28,7 @@ void validateImageShape(int width, int height, int channels) {
                                 " exceeds the limit of " + std::to_string(kMaxImageDimension) + " pixels a side");
   if (std::int64_t{width} * height > kMaxImagePixels)
     throw std::invalid_argument("image size " + std::to_string(width) + "x" + std::to_string(height) +
-                                " exceeds the limit of " + std::to_string(kMaxImagePixels / (1 << 20)) +
-                                " megapixels");
+                                " exceeds the limit of " + std::to_string(kMaxImagePixels / (1 << 20)) + " megapixels");
   if (channels < 1 || channels > kMaxChannels)
     throw std::invalid_argument(std::to_string(channels) + " channels are not supported: use 1 to " +
                                 std::to_string(kMaxChannels));
@@ -61,9 +63,15 @@ void convertSamples(std::span<const Src> src, std::span<Dst> dst) {
 template <class F>
 void visitType(PixelType type, F&& f) {
   switch (type) {
-    case PixelType::U8: f(std::uint8_t{}); return;
-    case PixelType::F32: f(float{}); return;
-    case PixelType::F64: f(double{}); return;
+    case PixelType::U8:
+      f(std::uint8_t{});
+      return;
+    case PixelType::F32:
+      f(float{});
+      return;
+    case PixelType::F64:
+      f(double{});
+      return;
   }
 }
 

@@ -25,9 +25,13 @@ class DeviceBuffer {
   void* data() noexcept { return ptr_; }
   const void* data() const noexcept { return ptr_; }
   template <class T>
-  T* as() noexcept { return static_cast<T*>(ptr_); }
+  T* as() noexcept {
+    return static_cast<T*>(ptr_);
+  }
   template <class T>
-  const T* as() const noexcept { return static_cast<const T*>(ptr_); }
+  const T* as() const noexcept {
+    return static_cast<const T*>(ptr_);
+  }
   std::size_t size() const noexcept { return bytes_; }
   bool empty() const noexcept { return ptr_ == nullptr; }
 
@@ -54,7 +58,9 @@ class PinnedBuffer {
   void* data() noexcept { return ptr_; }
   const void* data() const noexcept { return ptr_; }
   template <class T>
-  T* as() noexcept { return static_cast<T*>(ptr_); }
+  T* as() noexcept {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t size() const noexcept { return bytes_; }
   bool empty() const noexcept { return ptr_ == nullptr; }
   void reserve(std::size_t bytes);

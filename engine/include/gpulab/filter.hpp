@@ -41,12 +41,12 @@ struct Kernel2D {
 /// Everything that selects and parameterises a filter; the CLI, the GUI and the benchmark fill it.
 struct FilterSpec {
   FilterOp op = FilterOp::Box;
-  Border border;                                        ///< all ops
-  int radius = 1;                                       ///< Box: window (2r+1)^2
-  SobelComponent component = SobelComponent::Magnitude; ///< Sobel
-  Kernel2D kernel;                                      ///< Conv
-  bool correlate = false;                               ///< Conv: false = true convolution (flipped)
-  ConvMode mode = ConvMode::Same;                       ///< Conv
+  Border border;                                         ///< all ops
+  int radius = 1;                                        ///< Box: window (2r+1)^2
+  SobelComponent component = SobelComponent::Magnitude;  ///< Sobel
+  Kernel2D kernel;                                       ///< Conv
+  bool correlate = false;                                ///< Conv: false = true convolution (flipped)
+  ConvMode mode = ConvMode::Same;                        ///< Conv
 };
 
 /// Lets a long CPU run report progress (0..1) and stop early. Checked between slices of work

@@ -14,9 +14,12 @@ enum class PixelType : std::uint8_t { U8, F32, F64 };
 
 constexpr std::size_t bytesPerSample(PixelType type) noexcept {
   switch (type) {
-    case PixelType::U8: return 1;
-    case PixelType::F32: return 4;
-    case PixelType::F64: return 8;
+    case PixelType::U8:
+      return 1;
+    case PixelType::F32:
+      return 4;
+    case PixelType::F64:
+      return 8;
   }
   return 0;
 }
@@ -32,11 +35,17 @@ inline constexpr int kMaxChannels = 4;
 template <class T>
 constexpr PixelType pixelTypeOf();
 template <>
-constexpr PixelType pixelTypeOf<std::uint8_t>() { return PixelType::U8; }
+constexpr PixelType pixelTypeOf<std::uint8_t>() {
+  return PixelType::U8;
+}
 template <>
-constexpr PixelType pixelTypeOf<float>() { return PixelType::F32; }
+constexpr PixelType pixelTypeOf<float>() {
+  return PixelType::F32;
+}
 template <>
-constexpr PixelType pixelTypeOf<double>() { return PixelType::F64; }
+constexpr PixelType pixelTypeOf<double>() {
+  return PixelType::F64;
+}
 
 /// Throws std::invalid_argument with one sentence when width x height x channels is not an image
 /// gpulab accepts (zero or negative sizes, beyond kMaxImageDimension / kMaxImagePixels, channels
@@ -65,18 +74,30 @@ class Image {
   const std::byte* data() const noexcept { return data_.data(); }
 
   template <class T>
-  T* row(int y) noexcept { return reinterpret_cast<T*>(data_.data() + y * rowBytes()); }
+  T* row(int y) noexcept {
+    return reinterpret_cast<T*>(data_.data() + y * rowBytes());
+  }
   template <class T>
-  const T* row(int y) const noexcept { return reinterpret_cast<const T*>(data_.data() + y * rowBytes()); }
+  const T* row(int y) const noexcept {
+    return reinterpret_cast<const T*>(data_.data() + y * rowBytes());
+  }
   template <class T>
-  T& at(int x, int y, int c = 0) noexcept { return row<T>(y)[static_cast<std::size_t>(x) * channels_ + c]; }
+  T& at(int x, int y, int c = 0) noexcept {
+    return row<T>(y)[static_cast<std::size_t>(x) * channels_ + c];
+  }
   template <class T>
-  const T& at(int x, int y, int c = 0) const noexcept { return row<T>(y)[static_cast<std::size_t>(x) * channels_ + c]; }
+  const T& at(int x, int y, int c = 0) const noexcept {
+    return row<T>(y)[static_cast<std::size_t>(x) * channels_ + c];
+  }
   /// All samples as one span; T must match type().
   template <class T>
-  std::span<T> samples() noexcept { return {reinterpret_cast<T*>(data_.data()), data_.size() / sizeof(T)}; }
+  std::span<T> samples() noexcept {
+    return {reinterpret_cast<T*>(data_.data()), data_.size() / sizeof(T)};
+  }
   template <class T>
-  std::span<const T> samples() const noexcept { return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)}; }
+  std::span<const T> samples() const noexcept {
+    return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};
+  }
 
   /// A copy converted to another sample type (u8 -> float keeps 0..255; float -> u8 rounds and saturates).
   Image convertedTo(PixelType type) const;

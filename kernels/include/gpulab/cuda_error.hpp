@@ -51,19 +51,18 @@ namespace detail {
 
 }  // namespace gpulab
 
-#define GPULAB_CUDA_CHECK(call)                                                   \
-  do {                                                                            \
-    const cudaError_t gpulab_status_ = (call);                                    \
-    if (gpulab_status_ != cudaSuccess)                                            \
-      ::gpulab::detail::throwCudaError(#call, __FILE__, __LINE__, gpulab_status_); \
+#define GPULAB_CUDA_CHECK(call)                                                                                     \
+  do {                                                                                                              \
+    const cudaError_t gpulab_status_ = (call);                                                                      \
+    if (gpulab_status_ != cudaSuccess) ::gpulab::detail::throwCudaError(#call, __FILE__, __LINE__, gpulab_status_); \
   } while (0)
 
 #if defined(GPULAB_DEBUG_SYNC)
-#define GPULAB_CHECK_LAUNCH(name)                   \
-  do {                                              \
-    GPULAB_CUDA_CHECK(cudaPeekAtLastError());       \
-    GPULAB_CUDA_CHECK(cudaDeviceSynchronize());     \
-    (void)(name);                                   \
+#define GPULAB_CHECK_LAUNCH(name)               \
+  do {                                          \
+    GPULAB_CUDA_CHECK(cudaPeekAtLastError());   \
+    GPULAB_CUDA_CHECK(cudaDeviceSynchronize()); \
+    (void)(name);                               \
   } while (0)
 #else
 #define GPULAB_CHECK_LAUNCH(name)             \

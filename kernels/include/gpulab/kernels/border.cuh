@@ -31,12 +31,14 @@ GPULAB_HD int borderIndex(int i, int n, BorderMode mode) {
       if (m < 0) m += period;
       return m < n ? m : period - 1 - m;
     }
-    case BorderMode::Replicate: return i < 0 ? 0 : n - 1;
+    case BorderMode::Replicate:
+      return i < 0 ? 0 : n - 1;
     case BorderMode::Wrap: {
       int m = i % n;
       return m < 0 ? m + n : m;
     }
-    case BorderMode::Constant: return -1;
+    case BorderMode::Constant:
+      return -1;
   }
   return -1;
 }
