@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -131,5 +132,32 @@ void runReduce(const LabRequest& request, Sweep& sweep);
 
 /// Validation shared by the one-dimensional experiments: each point is {n} with 1 <= n <= limit.
 std::vector<std::size_t> vectorSizes(const LabRequest& request, std::int64_t limit, const char* unit);
+
+/// The sweep both vector experiments (elementwise, reduce) run: per size, the device copy ceiling
+/// once (when a GPU implementation is selected), then every op on every implementation, each GPU
+/// record set against that ceiling. `parseOp` maps a variant name to the lab's op type.
+template <class Lab, class ParseOp>
+void runVectorSweep(const LabRequest& request, Sweep& sweep, Lab& lab, ParseOp parseOp, std::int64_t maxElements) {
+  const std::vector<std::string> impls = selectedImpls(request);
+  const std::vector<std::string> ops = selectedVariants(request);
+  const bool anyGpu = std::find(impls.begin(), impls.end(), "gpu") != impls.end();
+  const MeasureOptions options{request.reps, request.warmup, request.withCopies, false};
+  for (std::size_t n : vectorSizes(request, maxElements, "elements")) {
+    const double ceiling = anyGpu ? lab.copyGBps(request.dtype, n, options) : 0.0;
+    for (const std::string& opName : ops) {
+      for (const std::string& impl : impls) {
+        const Target target = impl == "gpu" ? Target::Gpu : Target::Cpu;
+        for (Record& r : lab.measure(target, parseOp(opName), request.dtype, n, options)) {
+          if (r.gpu) {
+            r.ceiling = ceiling;
+            r.ceilingName = "device copy";
+          }
+          sweep.emit(r);
+        }
+        sweep.stepDone();
+      }
+    }
+  }
+}
 
 }  // namespace gpulab::lab::detail

@@ -234,27 +234,8 @@ MemoryNeed elementwiseMemory(const LabRequest& request) {
 }
 
 void runElementwise(const LabRequest& request, Sweep& sweep) {
-  const std::vector<std::string> impls = selectedImpls(request);
-  const std::vector<std::string> ops = selectedVariants(request);
-  const bool anyGpu = std::find(impls.begin(), impls.end(), "gpu") != impls.end();
   ElementwiseLab lab;
-  const MeasureOptions options{request.reps, request.warmup, request.withCopies, false};
-  for (std::size_t n : vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements")) {
-    const double ceiling = anyGpu ? lab.copyGBps(request.dtype, n, options) : 0.0;
-    for (const std::string& opName : ops) {
-      for (const std::string& impl : impls) {
-        const Target target = impl == "gpu" ? Target::Gpu : Target::Cpu;
-        for (Record& r : lab.measure(target, parseElementwiseOp(opName), request.dtype, n, options)) {
-          if (r.gpu) {
-            r.ceiling = ceiling;
-            r.ceilingName = "device copy";
-          }
-          sweep.emit(r);
-        }
-        sweep.stepDone();
-      }
-    }
-  }
+  runVectorSweep(request, sweep, lab, parseElementwiseOp, static_cast<std::int64_t>(kMaxVectorElements));
 }
 
 }  // namespace detail
