@@ -194,14 +194,17 @@ __global__ void __launch_bounds__(kRegThreads, sizeof(T) == 4 ? 2 : 1)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int col = blockCol + half * 64 + 4 * tx;
-      const int valid = clampValid(n - col);
+      // The whole-vector test compares the unclamped count: CUDA 13.0's ptxas for sm_90 folds
+      // `clamp(n - col, 0, 4) == 4` into one VIMNMX.RELU whose predicate also held when n - col
+      // was 0..3, so the vector store ran past the last column (found by compute-sanitizer).
+      const int remaining = n - col;
       T v[4] = {acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]};
-      if (valid == 4 && cVector) {
+      if (cVector && remaining >= 4) {
         Vec4Traits<T>::store(cRow + col, v);
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (j < valid) cRow[col + j] = v[j];
+          if (j < remaining) cRow[col + j] = v[j];
       }
     }
   }
