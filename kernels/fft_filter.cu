@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "gpulab/cuda_error.hpp"
 #include "gpulab/kernels/fft_filter.cuh"
@@ -15,24 +16,76 @@ int gridRows(int rows) { return std::max(1, std::min(rows, kMaxGridY)); }
 // ---------------------------------------------------------------------------------------------
 // Kernels
 
-// One thread per half-spectrum bin; the gain is computed once and applied to every plane, so the
-// mask costs no memory traffic of its own (no mask buffer exists).
+// Two neighbouring bins per thread, the half spectrum walked as one flat array of each plane, so
+// every thread moves a 16-byte pair (one float4 for float spectra) and no block idles on the odd
+// column count (W/2 + 1) of a row. The gain is computed once per bin and applied to every plane,
+// so the mask costs no memory traffic of its own (no mask buffer exists).
+template <class Real>
+struct BinPair {
+  Complex<Real> a, b;
+};
+
+template <class Real>
+__device__ __forceinline__ BinPair<Real> loadPair(const Complex<Real>* p) {
+  if constexpr (std::is_same_v<Real, float>) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    return {make_float2(v.x, v.y), make_float2(v.z, v.w)};
+  } else {
+    return {p[0], p[1]};
+  }
+}
+
+template <class Real>
+__device__ __forceinline__ void storePair(Complex<Real>* p, const BinPair<Real>& v) {
+  if constexpr (std::is_same_v<Real, float>) {
+    *reinterpret_cast<float4*>(p) = make_float4(v.a.x, v.a.y, v.b.x, v.b.y);
+  } else {
+    p[0] = v.a;
+    p[1] = v.b;
+  }
+}
+
 template <class Real>
 __global__ void applyFreqMaskKernel(Complex<Real>* __restrict__ spectrum, int fftWidth, int fftHeight, int planes,
                                     FreqMask mask, Real scale) {
-  const int complexWidth = fftWidth / 2 + 1;
-  const int kx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (kx >= complexWidth) return;
-  const std::size_t planeSize = static_cast<std::size_t>(complexWidth) * fftHeight;
-  for (int ky = blockIdx.y; ky < fftHeight; ky += gridDim.y) {
-    const Real r2 = normalisedRadiusSquared<Real>(kx, signedFrequency(ky, fftHeight), fftWidth, fftHeight);
-    const Real gain = freqGain<Real>(mask, r2) * scale;
-    Complex<Real>* bin = spectrum + static_cast<std::size_t>(ky) * complexWidth + kx;
+  const unsigned complexWidth = static_cast<unsigned>(fftWidth / 2 + 1);
+  const unsigned planeSize = complexWidth * static_cast<unsigned>(fftHeight);
+  // Pairs are 16-byte aligned in every plane when a plane holds an even number of bins.
+  const bool paired = planeSize % 2 == 0;
+  const unsigned stride = gridDim.x * blockDim.x;
+  for (unsigned pair = blockIdx.x * blockDim.x + threadIdx.x; 2 * pair < planeSize; pair += stride) {
+    const unsigned i = 2 * pair;
+    const unsigned ky = i / complexWidth;
+    const unsigned kx = i - ky * complexWidth;
+    const Real r2a = normalisedRadiusSquared<Real>(
+        static_cast<int>(kx), signedFrequency(static_cast<int>(ky), fftHeight), fftWidth, fftHeight);
+    const Real gainA = freqGain<Real>(mask, r2a) * scale;
+    const bool hasB = i + 1 < planeSize;
+    Real gainB = Real(0);
+    if (hasB) {
+      const bool wraps = kx + 1 == complexWidth;  // the pair's second bin starts the next row
+      const int kxB = wraps ? 0 : static_cast<int>(kx) + 1;
+      const int kyB = static_cast<int>(ky) + (wraps ? 1 : 0);
+      gainB = freqGain<Real>(mask,
+                             normalisedRadiusSquared<Real>(kxB, signedFrequency(kyB, fftHeight), fftWidth, fftHeight)) *
+              scale;
+    }
+    Complex<Real>* bin = spectrum + i;
     for (int p = 0; p < planes; ++p, bin += planeSize) {
-      Complex<Real> v = *bin;
-      v.x *= gain;
-      v.y *= gain;
-      *bin = v;
+      if (hasB && paired) {
+        BinPair<Real> v = loadPair<Real>(bin);
+        v.a.x *= gainA, v.a.y *= gainA, v.b.x *= gainB, v.b.y *= gainB;
+        storePair<Real>(bin, v);
+      } else {
+        Complex<Real> a = bin[0];
+        a.x *= gainA, a.y *= gainA;
+        bin[0] = a;
+        if (hasB) {
+          Complex<Real> b = bin[1];
+          b.x *= gainB, b.y *= gainB;
+          bin[1] = b;
+        }
+      }
     }
   }
 }
@@ -121,8 +174,9 @@ template <class Real>
 void launchApplyFreqMask(Complex<Real>* spectrum, int fftWidth, int fftHeight, int planes, FreqMask mask, Real scale,
                          cudaStream_t stream) {
   if (fftWidth <= 0 || fftHeight <= 0 || planes <= 0) return;
-  const dim3 grid(divUp(fftWidth / 2 + 1, kThreads), gridRows(fftHeight));
-  applyFreqMaskKernel<Real><<<grid, kThreads, 0, stream>>>(spectrum, fftWidth, fftHeight, planes, mask, scale);
+  const std::size_t pairs = (static_cast<std::size_t>(fftWidth / 2 + 1) * fftHeight + 1) / 2;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((pairs + kThreads - 1) / kThreads, 1u << 20));
+  applyFreqMaskKernel<Real><<<blocks, kThreads, 0, stream>>>(spectrum, fftWidth, fftHeight, planes, mask, scale);
   GPULAB_CHECK_LAUNCH("applyFreqMask");
 }
 
