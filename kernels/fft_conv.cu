@@ -55,7 +55,7 @@ __global__ void borderPadKernel(Plane<const T> src, Real* __restrict__ dst, PadR
 
 template <class Real, class T>
 __global__ void cropConvertKernel(const Real* __restrict__ src, int srcWidth, int srcHeight, int offsetX, int offsetY,
-                                  int planes, Plane<T> out) {
+                                  int planes, Plane<T> out, int outPlaneRows) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   if (x >= out.width) return;
   const long long rows = static_cast<long long>(planes) * out.height;
@@ -64,7 +64,7 @@ __global__ void cropConvertKernel(const Real* __restrict__ src, int srcWidth, in
     const int y = static_cast<int>(row - static_cast<long long>(p) * out.height);
     const std::size_t at =
         (static_cast<std::size_t>(p) * srcHeight + (y + offsetY)) * static_cast<std::size_t>(srcWidth) + (x + offsetX);
-    out.row(static_cast<int>(row))[x] = convertSample<T>(src[at]);
+    out.row(p * outPlaneRows + y)[x] = convertSample<T>(src[at]);
   }
 }
 
@@ -87,19 +87,37 @@ __global__ void multiplySpectraKernel(Complex<Real>* __restrict__ spectrum, cons
   }
 }
 
+// One thread per element of the torus; it gathers the taps that wrap onto it (usually one or none).
 template <class Real>
-__global__ void placeKernelKernel(const Real* __restrict__ kernel, int kw, int kh, Real* __restrict__ dst,
-                                  int dstWidth) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  const int i = blockIdx.y;
-  if (j >= kw || i >= kh) return;
-  dst[static_cast<std::size_t>(i) * dstWidth + j] = kernel[static_cast<std::size_t>(i) * kw + j];
+__global__ void wrapKernelKernel(const Real* __restrict__ kernel, int kw, int kh, Real* __restrict__ dst, int width,
+                                 int height, int shiftX, int shiftY) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= width) return;
+  const int j0 = (v + shiftX) % width;  // shifts are reduced to [0, side) by the launcher
+  for (int u = blockIdx.y; u < height; u += gridDim.y) {
+    const int i0 = (u + shiftY) % height;
+    Real sum = Real(0);
+    for (int i = i0; i < kh; i += height)
+      for (int j = j0; j < kw; j += width) sum += kernel[static_cast<std::size_t>(i) * kw + j];
+    dst[static_cast<std::size_t>(u) * width + v] = sum;
+  }
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Launchers
+
+template <class Real>
+void launchWrapKernel(const Real* kernel, int kw, int kh, Real* dst, int width, int height, int shiftX, int shiftY,
+                      cudaStream_t stream) {
+  if (width <= 0 || height <= 0 || kw <= 0 || kh <= 0) return;
+  shiftX = ((shiftX % width) + width) % width;
+  shiftY = ((shiftY % height) + height) % height;
+  const dim3 grid(divUp(width, kThreads), gridRows(height));
+  wrapKernelKernel<Real><<<grid, kThreads, 0, stream>>>(kernel, kw, kh, dst, width, height, shiftX, shiftY);
+  GPULAB_CHECK_LAUNCH("wrapKernel");
+}
 
 template <class T, class Real>
 void launchBorderPad(Plane<const T> srcStack, int planes, Real* dst, PadRegion region, cudaStream_t stream) {
@@ -112,11 +130,11 @@ void launchBorderPad(Plane<const T> srcStack, int planes, Real* dst, PadRegion r
 
 template <class Real, class T>
 void launchCropConvert(const Real* src, int srcWidth, int srcHeight, int offsetX, int offsetY, int planes,
-                       Plane<T> outStack, cudaStream_t stream) {
+                       Plane<T> outStack, int outPlaneRows, cudaStream_t stream) {
   if (outStack.width <= 0 || outStack.height <= 0 || planes <= 0) return;
   const dim3 grid(divUp(outStack.width, kThreads), gridRows(static_cast<long long>(planes) * outStack.height));
   cropConvertKernel<Real, T>
-      <<<grid, kThreads, 0, stream>>>(src, srcWidth, srcHeight, offsetX, offsetY, planes, outStack);
+      <<<grid, kThreads, 0, stream>>>(src, srcWidth, srcHeight, offsetX, offsetY, planes, outStack, outPlaneRows);
   GPULAB_CHECK_LAUNCH("cropConvert");
 }
 
@@ -130,20 +148,12 @@ void launchMultiplySpectra(Complex<Real>* spectrum, const Complex<Real>* kernelS
   GPULAB_CHECK_LAUNCH("multiplySpectra");
 }
 
-template <class Real>
-void launchPlaceKernel(const Real* kernel, int kw, int kh, Real* dst, int dstWidth, cudaStream_t stream) {
-  if (kw <= 0 || kh <= 0) return;
-  const dim3 grid(divUp(kw, kThreads), kh);
-  placeKernelKernel<Real><<<grid, kThreads, 0, stream>>>(kernel, kw, kh, dst, dstWidth);
-  GPULAB_CHECK_LAUNCH("placeKernel");
-}
-
 // ---------------------------------------------------------------------------------------------
 // Instantiations: every sample type to and from float and double.
 
 #define GPULAB_INSTANTIATE_PAIR(T, Real)                                                       \
   template void launchBorderPad<T, Real>(Plane<const T>, int, Real*, PadRegion, cudaStream_t); \
-  template void launchCropConvert<Real, T>(const Real*, int, int, int, int, int, Plane<T>, cudaStream_t);
+  template void launchCropConvert<Real, T>(const Real*, int, int, int, int, int, Plane<T>, int, cudaStream_t);
 GPULAB_INSTANTIATE_PAIR(std::uint8_t, float)
 GPULAB_INSTANTIATE_PAIR(float, float)
 GPULAB_INSTANTIATE_PAIR(double, float)
@@ -155,7 +165,7 @@ GPULAB_INSTANTIATE_PAIR(double, double)
 #define GPULAB_INSTANTIATE_REAL(Real)                                                                     \
   template void launchMultiplySpectra<Real>(Complex<Real>*, const Complex<Real>*, std::size_t, int, Real, \
                                             cudaStream_t);                                                \
-  template void launchPlaceKernel<Real>(const Real*, int, int, Real*, int, cudaStream_t);
+  template void launchWrapKernel<Real>(const Real*, int, int, Real*, int, int, int, int, cudaStream_t);
 GPULAB_INSTANTIATE_REAL(float)
 GPULAB_INSTANTIATE_REAL(double)
 #undef GPULAB_INSTANTIATE_REAL

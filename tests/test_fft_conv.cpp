@@ -356,6 +356,15 @@ TEST_P(FftConvTable, GpuMatchesDirectDefinition) {
   });
 }
 
+// Sides of the form 2^a 3^b 5^c 7^d take the circular method where its strips fit, the padded one
+// where they do not (a 9x11 kernel on 12x10): both, with every border and mode, on the same table.
+INSTANTIATE_TEST_SUITE_P(
+    SmoothShapes, FftConvTable,
+    ::testing::Combine(::testing::Values(std::make_tuple(12, 10), std::make_tuple(36, 35), std::make_tuple(64, 48)),
+                       ::testing::Values(std::make_tuple(1, 1), std::make_tuple(4, 2), std::make_tuple(6, 5),
+                                         std::make_tuple(9, 11), std::make_tuple(15, 15))),
+    tableName);
+
 INSTANTIATE_TEST_SUITE_P(Shapes, FftConvTable,
                          ::testing::Combine(::testing::Values(std::make_tuple(1, 1), std::make_tuple(2, 3),
                                                               std::make_tuple(13, 12), std::make_tuple(31, 17)),
@@ -423,6 +432,87 @@ TEST(FftConvGpu, LargeKernelsMatchTheCpu) {
   DeviceImage out;
   conv.runGpu(gpu, gpu.upload(small), out);
   EXPECT_TRUE(convNear(naiveConv(small, spec), gpu.download(out)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The circular method: when it is taken, and that its border strips are right at realistic sizes
+
+TEST(FftConvCircular, TakenForSmoothSidesWhenTheStripsFit) {
+  auto geometry = [](int k, ConvMode mode, BorderMode border, int w, int h) {
+    return FftConvolver(convSpec(randomKernel(k, k, 120), border, mode, false)).geometry(w, h);
+  };
+  const FftConvGeometry g = geometry(31, ConvMode::Same, BorderMode::Reflect101, 4096, 4096);
+  EXPECT_TRUE(g.circular);
+  EXPECT_EQ(g.paddedWidth, 4096);
+  EXPECT_EQ(g.paddedHeight, 4096);
+  EXPECT_EQ(g.outWidth, 4096);
+  EXPECT_TRUE(geometry(63, ConvMode::Same, BorderMode::Constant, 1920, 1080).circular);
+  EXPECT_TRUE(geometry(127, ConvMode::Valid, BorderMode::Reflect, 6000, 4000).circular);
+  // A side with a prime factor beyond 7, 'full' output, border bands over half the image (unless
+  // the border is wrap, which needs none): padded.
+  const FftConvGeometry odd = geometry(31, ConvMode::Same, BorderMode::Reflect101, 4097, 4096);
+  EXPECT_FALSE(odd.circular);
+  EXPECT_EQ(odd.paddedWidth, nextFftSize(4097 + 30));
+  EXPECT_FALSE(geometry(31, ConvMode::Full, BorderMode::Wrap, 4096, 4096).circular);
+  EXPECT_TRUE(geometry(129, ConvMode::Same, BorderMode::Reflect101, 4096, 4096).circular);
+  EXPECT_TRUE(geometry(129, ConvMode::Same, BorderMode::Wrap, 4096, 4096).circular);
+  EXPECT_TRUE(geometry(255, ConvMode::Same, BorderMode::Wrap, 64, 48).circular);  // the kernel wraps onto itself
+  EXPECT_FALSE(geometry(31, ConvMode::Same, BorderMode::Replicate, 64, 48).circular);
+  EXPECT_TRUE(geometry(15, ConvMode::Same, BorderMode::Replicate, 64, 48).circular);
+}
+
+TEST(FftConvCircular, MinimumBytesDropThePadAndCropPasses) {
+  const FilterSpec spec = convSpec(randomKernel(31, 31, 121), BorderMode::Reflect101, ConvMode::Same, false);
+  const std::size_t image = std::size_t{4096} * 4096 * 4;
+  const std::size_t bins = std::size_t{2049} * 4096 * 8;
+  // forward (image in, bins out), multiply (kernel, bins in and out), inverse (bins in, image out)
+  const std::size_t transforms = 2 * (image + bins) + 3 * bins;
+  const std::size_t circular = FftConvolver(spec).minimumBytesMoved({4096, 4096, 1, PixelType::F32});
+  EXPECT_GT(circular, transforms);                   // plus the border bands
+  EXPECT_LT(circular, transforms + transforms / 5);  // which are small
+  FilterSpec wrap = spec;
+  wrap.border.mode = BorderMode::Wrap;  // no bands at all
+  EXPECT_EQ(FftConvolver(wrap).minimumBytesMoved({4096, 4096, 1, PixelType::F32}), transforms);
+  // One column more: the padded method, 4200 x 4126 planes with pad and crop passes.
+  EXPECT_GT(FftConvolver(spec).minimumBytesMoved({4097, 4096, 1, PixelType::F32}), circular + transforms / 2);
+}
+
+TEST(FftConvGpu, CircularMethodMatchesTheCpuAtPhotoSizes) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  const Image f32 = test::randomImage(320, 240, 3, PixelType::F32, 122);
+  const Image f64 = test::randomImage(210, 98, 1, PixelType::F64, 123);
+  const Image rgb = test::randomImage(160, 120, 3, PixelType::U8, 124);
+  const DeviceImage d32 = gpu.upload(f32), d64 = gpu.upload(f64), drgb = gpu.upload(rgb);
+  for (int k : {2, 15, 31, 63})
+    for (BorderMode border : kBorders)
+      for (ConvMode mode : {ConvMode::Same, ConvMode::Valid}) {
+        FilterSpec spec = convSpec(randomKernel(k, k, 125u + k), border, mode, k % 2 == 0, -0.25);
+        FftConvolver conv(spec);
+        EXPECT_TRUE(conv.geometry(320, 240).circular);
+        DeviceImage out;
+        conv.runGpu(gpu, d32, out);
+        EXPECT_TRUE(convNear(conv.runCpu(f32), gpu.download(out))) << caseName(spec) << " f32";
+        conv.runGpu(gpu, d64, out);
+        EXPECT_TRUE(convNear(conv.runCpu(f64), gpu.download(out))) << caseName(spec) << " f64";
+        spec.kernel.values.assign(spec.kernel.values.size(), 1.0 / static_cast<double>(spec.kernel.values.size()));
+        FftConvolver mean(spec);
+        mean.runGpu(gpu, drgb, out);
+        EXPECT_TRUE(convNear(mean.runCpu(rgb), gpu.download(out))) << caseName(spec) << " u8";
+      }
+}
+
+TEST(FftConvGpu, CircularMethodInPlace) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  const Image img = test::randomImage(96, 64, 2, PixelType::F32, 126);
+  for (BorderMode border : {BorderMode::Wrap, BorderMode::Reflect101}) {
+    const FilterSpec spec = convSpec(randomKernel(9, 7, 127), border, ConvMode::Same, false);
+    FftConvolver conv(spec);
+    DeviceImage d = gpu.upload(img);
+    conv.runGpu(gpu, d, d);  // wrap: circular in place; reflect101: the padded method (strips need the input)
+    EXPECT_TRUE(convNear(naiveConv(img, spec), gpu.download(d))) << caseName(spec);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,9 +629,17 @@ TEST(FftConvGpu, ProfileTimesEachStageAndLeavesTheResult) {
   const Image img = test::randomImage(256, 200, 1, PixelType::F32, 108);
   DeviceImage d = gpu.upload(img), out;
   const FftConvolver::StageTimes t = conv.profileGpu(gpu, d, out, {1, 3});
-  for (const Stats* s : {&t.pad, &t.forward, &t.multiply, &t.inverse, &t.crop}) EXPECT_GT(s->medianMs, 0.0);
+  // 256x200 f32: the circular method, transformed where it lies (no pad stage); crop = the strips.
+  ASSERT_TRUE(conv.geometry(256, 200).circular);
+  for (const Stats* s : {&t.forward, &t.multiply, &t.inverse, &t.crop}) EXPECT_GT(s->medianMs, 0.0);
   EXPECT_TRUE(convNear(conv.runCpu(img), gpu.download(out)));
   EXPECT_GT(conv.minimumBytesMoved({256, 200, 1, PixelType::F32}), 2u * 256 * 200 * 4);
+  // 257x200: the padded method, every stage.
+  const Image odd = test::randomImage(257, 200, 1, PixelType::F32, 109);
+  DeviceImage dOdd = gpu.upload(odd);
+  const FftConvolver::StageTimes p = conv.profileGpu(gpu, dOdd, out, {1, 3});
+  for (const Stats* s : {&p.pad, &p.forward, &p.multiply, &p.inverse, &p.crop}) EXPECT_GT(s->medianMs, 0.0);
+  EXPECT_TRUE(convNear(conv.runCpu(odd), gpu.download(out)));
 }
 
 // ---------------------------------------------------------------------------------------------

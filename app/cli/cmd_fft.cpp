@@ -276,14 +276,20 @@ void bench(const FftArgs& a) {
     const Stats s = timeStream(gpu.stream(), [&] { convolver.runGpu(gpu, in, convOut); }, {2, reps});
     const FftConvolver::StageTimes t = convolver.profileGpu(gpu, in, convOut, {2, reps});
     const FftConvGeometry g = convolver.geometry(n, n);
-    std::printf("  %3dx%-3d padded %dx%d: GPU compute %s; plan creation %.3f ms\n", k, k, g.paddedWidth, g.paddedHeight,
-                s.describe().c_str(), convPlanMs);
-    std::printf("    stages: %s\n", stageLine({{"pad", t.pad},
-                                               {"forward", t.forward},
-                                               {"multiply", t.multiply},
-                                               {"inverse", t.inverse},
-                                               {"crop", t.crop}})
-                                        .c_str());
+    std::printf("  %3dx%-3d %s %dx%d: GPU compute %s; plan creation %.3f ms\n", k, k,
+                g.circular ? "circular" : "padded", g.paddedWidth, g.paddedHeight, s.describe().c_str(), convPlanMs);
+    std::printf(
+        "    stages: %s\n",
+        g.circular
+            ? stageLine(
+                  {{"forward", t.forward}, {"multiply", t.multiply}, {"inverse", t.inverse}, {"border bands", t.crop}})
+                  .c_str()
+            : stageLine({{"pad", t.pad},
+                         {"forward", t.forward},
+                         {"multiply", t.multiply},
+                         {"inverse", t.inverse},
+                         {"crop", t.crop}})
+                  .c_str());
     std::printf("  ");
     printTraffic(convolver.minimumBytesMoved(shapeOf(img)), s.medianMs, copyGBs);
   }

@@ -203,13 +203,52 @@ ImageShape FftConvolver::outputShape(const ImageShape& in) const {
 }
 
 FftConvGeometry FftConvolver::geometry(int width, int height) const {
-  return fftConvGeometry(width, height, spec_.kernel.width, spec_.kernel.height, spec_.mode, FftSizeRule::Cufft);
+  FftConvGeometry g =
+      fftConvGeometry(width, height, spec_.kernel.width, spec_.kernel.height, spec_.mode, FftSizeRule::Cufft);
+  if (circularFits(width, height)) {
+    g.circular = true;
+    g.paddedWidth = width;
+    g.paddedHeight = height;
+  }
+  return g;
+}
+
+namespace {
+
+/// The border strips of a 'same' convolution whose circular product wraps around: rows
+/// [0, top) and [H - bottom, H), and columns [0, left) and [W - right, W) between them.
+struct WrapStrips {
+  int top = 0, bottom = 0, left = 0, right = 0;
+};
+
+WrapStrips wrapStrips(int kw, int kh) {
+  WrapStrips s;
+  s.top = kh - 1 - (kh - 1) / 2;
+  s.bottom = (kh - 1) / 2;
+  s.left = kw - 1 - (kw - 1) / 2;
+  s.right = (kw - 1) / 2;
+  return s;
+}
+
+}  // namespace
+
+bool FftConvolver::circularFits(int width, int height) const {
+  if (width < 1 || height < 1) return false;
+  if (!isSmooth(width, FftSizeRule::Cufft) || !isSmooth(height, FftSizeRule::Cufft)) return false;
+  if (spec_.mode == ConvMode::Valid) return true;  // never wraps (fftConvGeometry checked that the kernel fits)
+  if (spec_.mode != ConvMode::Same) return false;
+  if (spec_.border.mode == BorderMode::Wrap) return true;  // the wrap border is the circular product itself
+  const WrapStrips s = wrapStrips(spec_.kernel.width, spec_.kernel.height);
+  if (s.top + s.bottom >= height || s.left + s.right >= width) return false;
+  const double strips = static_cast<double>(width) * (s.top + s.bottom) +
+                        static_cast<double>(height - s.top - s.bottom) * (s.left + s.right);
+  return 2.0 * strips <= static_cast<double>(width) * height;
 }
 
 template <class Real>
-const void* FftConvolver::kernelSpectrum(GpuContext& gpu, int paddedWidth, int paddedHeight) {
+const void* FftConvolver::kernelSpectrum(GpuContext& gpu, int paddedWidth, int paddedHeight, int shiftX, int shiftY) {
   constexpr FftPrecision precision = std::is_same_v<Real, float> ? FftPrecision::Single : FftPrecision::Double;
-  const auto key = std::make_tuple(paddedWidth, paddedHeight, precision);
+  const auto key = std::make_tuple(paddedWidth, paddedHeight, shiftX, shiftY, precision);
   if (auto it = kernelSpectra_.find(key); it != kernelSpectra_.end()) return it->second.data();
 
   cudaStream_t stream = gpu.stream();
@@ -224,57 +263,163 @@ const void* FftConvolver::kernelSpectrum(GpuContext& gpu, int paddedWidth, int p
   const std::size_t planeBytes = static_cast<std::size_t>(paddedWidth) * paddedHeight * sizeof(Real);
   growDeviceBuffer(real_, planeBytes, stream);
   DeviceBuffer spectrum(planKey.complexPlaneSize() * complexBytes(precision));
-  GPULAB_CUDA_CHECK(cudaMemsetAsync(real_.data(), 0, planeBytes, stream));
-  kernels::launchPlaceKernel<Real>(deviceTaps_.as<Real>(), kw, kh, real_.as<Real>(), paddedWidth, stream);
+  kernels::launchWrapKernel<Real>(deviceTaps_.as<Real>(), kw, kh, real_.as<Real>(), paddedWidth, paddedHeight, shiftX,
+                                  shiftY, stream);
   plans_.execute(planKey, real_.data(), spectrum.data(), stream);
   return kernelSpectra_.emplace(key, std::move(spectrum)).first->second.data();
 }
 
 template <class T, class Real>
 void FftConvolver::enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, int stages) {
+  const FftConvGeometry g = geometry(in.width(), in.height());
+  const bool inPlace = in.plane<T>(0).data == out.plane<T>(0).data;
+  if (g.circular && !(inPlace && spec_.mode == ConvMode::Same && spec_.border.mode != BorderMode::Wrap)) {
+    enqueueCircular<T, Real>(gpu, in, out, g, stages);
+    return;
+  }
+  const PixelRect whole{0, 0, g.outWidth, g.outHeight};
+  enqueuePadded<T, Real>(gpu, in, out, std::span<const PixelRect>(&whole, 1), stages);
+  if ((stages & kCrop) && convolvedChannels(shapeOf(in), spec_.mode) < in.channels()) copyAlpha<T>(gpu, in, out);
+}
+
+template <class T>
+void FftConvolver::copyAlpha(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
+  const int alpha = in.channels() - 1;  // u8 RGBA in 'same' mode
+  if (in.plane<T>(alpha).data == out.plane<T>(alpha).data) return;
+  GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.plane<T>(alpha).data, out.pitch(), in.plane<T>(alpha).data, in.pitch(),
+                                      static_cast<std::size_t>(in.width()) * sizeof(T), in.height(),
+                                      cudaMemcpyDeviceToDevice, gpu.stream()));
+}
+
+template <class T, class Real>
+void FftConvolver::enqueuePadded(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
+                                 std::span<const PixelRect> windows, int stages) {
   constexpr FftPrecision precision = std::is_same_v<Real, float> ? FftPrecision::Single : FftPrecision::Double;
   const int kw = spec_.kernel.width, kh = spec_.kernel.height;
-  const FftConvGeometry g = geometry(in.width(), in.height());
+  const FftConvGeometry g = fftConvGeometry(in.width(), in.height(), kw, kh, spec_.mode, FftSizeRule::Cufft);
+  const int count = static_cast<int>(windows.size());
+  const int winWidth = windows.front().width, winHeight = windows.front().height;
+  const int neededWidth = winWidth + kw - 1, neededHeight = winHeight + kh - 1;
+  const int wp = nextFftSize(neededWidth, FftSizeRule::Cufft), hp = nextFftSize(neededHeight, FftSizeRule::Cufft);
   const int planes = convolvedChannels(shapeOf(in), spec_.mode);
-  const int wp = g.paddedWidth, hp = g.paddedHeight;
+  const int batch = planes * count;  // window-major: plane c of window i is plane i * planes + c
+  const std::size_t planeSize = static_cast<std::size_t>(wp) * hp;
   cudaStream_t stream = gpu.stream();
 
-  const auto* kernelBins = static_cast<const kernels::Complex<Real>*>(kernelSpectrum<Real>(gpu, wp, hp));
-  const FftPlanKey forwardKey = FftPlanKey::packed(wp, hp, planes, precision, FftDirection::Forward);
-  const FftPlanKey inverseKey = FftPlanKey::packed(wp, hp, planes, precision, FftDirection::Inverse);
-  growDeviceBuffer(real_, static_cast<std::size_t>(wp) * hp * planes * sizeof(Real), stream);
-  growDeviceBuffer(spectrum_, forwardKey.complexPlaneSize() * planes * complexBytes(precision), stream);
+  const auto* kernelBins = static_cast<const kernels::Complex<Real>*>(kernelSpectrum<Real>(gpu, wp, hp, 0, 0));
+  const FftPlanKey forwardKey = FftPlanKey::packed(wp, hp, batch, precision, FftDirection::Forward);
+  const FftPlanKey inverseKey = FftPlanKey::packed(wp, hp, batch, precision, FftDirection::Inverse);
+  growDeviceBuffer(real_, planeSize * batch * sizeof(Real), stream);
+  growDeviceBuffer(spectrum_, forwardKey.complexPlaneSize() * batch * complexBytes(precision), stream);
 
   if (stages == 0) {  // prepare(): plans and buffers only
     plans_.plan(forwardKey, stream);
     plans_.plan(inverseKey, stream);
     return;
   }
-  if (stages & kPad) {
-    kernels::PadRegion region;
-    region.dstWidth = wp;
-    region.dstHeight = hp;
-    region.fillWidth = g.neededWidth;
-    region.fillHeight = g.neededHeight;
-    region.originX = g.originX - (kw - 1);
-    region.originY = g.originY - (kh - 1);
-    region.mode = spec_.border.mode;
-    region.value = borderValueFor(in.type(), spec_.border.value);
-    kernels::launchBorderPad<T, Real>(in.plane<T>(0), planes, real_.as<Real>(), region, stream);
-  }
+  if (stages & kPad)
+    for (int i = 0; i < count; ++i) {
+      kernels::PadRegion region;
+      region.dstWidth = wp;
+      region.dstHeight = hp;
+      region.fillWidth = neededWidth;
+      region.fillHeight = neededHeight;
+      region.originX = windows[i].x + g.originX - (kw - 1);
+      region.originY = windows[i].y + g.originY - (kh - 1);
+      region.mode = spec_.border.mode;
+      region.value = borderValueFor(in.type(), spec_.border.value);
+      kernels::launchBorderPad<T, Real>(in.plane<T>(0), planes, real_.as<Real>() + i * planes * planeSize, region,
+                                        stream);
+    }
   if (stages & kForward) plans_.execute(forwardKey, real_.data(), spectrum_.data(), stream);
   if (stages & kMultiply) {
     const Real scale = Real(1) / (static_cast<Real>(wp) * static_cast<Real>(hp));
     kernels::launchMultiplySpectra<Real>(spectrum_.as<kernels::Complex<Real>>(), kernelBins,
-                                         forwardKey.complexPlaneSize(), planes, scale, stream);
+                                         forwardKey.complexPlaneSize(), batch, scale, stream);
   }
   if (stages & kInverse) plans_.execute(inverseKey, spectrum_.data(), real_.data(), stream);
+  if (stages & kCrop)
+    for (int i = 0; i < count; ++i) {
+      const kernels::Plane<T> whole = out.stack<T>();
+      const kernels::Plane<T> window{whole.row(windows[i].y) + windows[i].x, winWidth, winHeight, whole.pitch};
+      kernels::launchCropConvert<Real, T>(real_.as<Real>() + i * planes * planeSize, wp, hp, kw - 1, kh - 1, planes,
+                                          window, out.height(), stream);
+    }
+}
+
+template <class T, class Real>
+void FftConvolver::enqueueCircular(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, const FftConvGeometry& g,
+                                   int stages) {
+  constexpr FftPrecision precision = std::is_same_v<Real, float> ? FftPrecision::Single : FftPrecision::Double;
+  // f32 images under float transforms and f64 under double ones are transformed where they lie.
+  constexpr bool kInPlaceTypes = std::is_same_v<T, Real>;
+  const bool same = spec_.mode == ConvMode::Same;
+  const bool writesOut = kInPlaceTypes && same;
+  const int w = in.width(), h = in.height();
+  const int planes = convolvedChannels(shapeOf(in), spec_.mode);
+  cudaStream_t stream = gpu.stream();
+
+  const auto* kernelBins =
+      static_cast<const kernels::Complex<Real>*>(kernelSpectrum<Real>(gpu, w, h, g.originX, g.originY));
+  auto pitchedKey = [&](std::size_t pitch, FftDirection direction) {
+    FftPlanKey key = FftPlanKey::packed(w, h, planes, precision, direction);
+    key.realRowStride = static_cast<std::int64_t>(pitch / sizeof(T));
+    key.realPlaneStride = key.realRowStride * h;
+    return key;
+  };
+  const FftPlanKey forwardKey = kInPlaceTypes ? pitchedKey(in.pitch(), FftDirection::Forward)
+                                              : FftPlanKey::packed(w, h, planes, precision, FftDirection::Forward);
+  const FftPlanKey inverseKey = writesOut ? pitchedKey(out.pitch(), FftDirection::Inverse)
+                                          : FftPlanKey::packed(w, h, planes, precision, FftDirection::Inverse);
+  if (!writesOut) growDeviceBuffer(real_, static_cast<std::size_t>(w) * h * planes * sizeof(Real), stream);
+  growDeviceBuffer(spectrum_, forwardKey.complexPlaneSize() * planes * complexBytes(precision), stream);
+
+  // Where the circular product wrapped ('same' mode, any border but wrap): the padded method on the
+  // border bands, top and bottom as one batch, left and right (between them) as another. Bands of
+  // a pair have one size (the larger); rows or columns they share with the rest are recomputed
+  // exactly, so overlaps are harmless.
+  const WrapStrips s = wrapStrips(spec_.kernel.width, spec_.kernel.height);
+  const int rows = std::max(s.top, s.bottom), columns = std::max(s.left, s.right);
+  const int middle = h - s.top - s.bottom;
+  const bool bands = same && spec_.border.mode != BorderMode::Wrap;
+  const PixelRect horizontal[] = {{0, 0, w, rows}, {0, h - rows, w, rows}};
+  const PixelRect vertical[] = {{0, s.top, columns, middle}, {w - columns, s.top, columns, middle}};
+  auto enqueueBands = [&](int bandStages) {
+    if (!bands) return;
+    if (rows > 0) enqueuePadded<T, Real>(gpu, in, out, horizontal, bandStages);
+    if (columns > 0 && middle > 0) enqueuePadded<T, Real>(gpu, in, out, vertical, bandStages);
+  };
+
+  if (stages == 0) {  // prepare(): plans and buffers only
+    plans_.plan(forwardKey, stream);
+    plans_.plan(inverseKey, stream);
+    enqueueBands(0);
+    return;
+  }
+  const void* forwardInput = real_.data();
+  if constexpr (kInPlaceTypes) {
+    forwardInput = in.plane<T>(0).data;
+  } else if (stages & kPad) {  // conversion only: the region is the image, so no border is consulted
+    kernels::PadRegion region;
+    region.dstWidth = region.fillWidth = w;
+    region.dstHeight = region.fillHeight = h;
+    region.mode = spec_.border.mode;
+    kernels::launchBorderPad<T, Real>(in.plane<T>(0), planes, real_.as<Real>(), region, stream);
+  }
+  if (stages & kForward) plans_.execute(forwardKey, forwardInput, spectrum_.data(), stream);
+  if (stages & kMultiply) {
+    const Real scale = Real(1) / (static_cast<Real>(w) * static_cast<Real>(h));
+    kernels::launchMultiplySpectra<Real>(spectrum_.as<kernels::Complex<Real>>(), kernelBins,
+                                         forwardKey.complexPlaneSize(), planes, scale, stream);
+  }
+  if (stages & kInverse)
+    plans_.execute(inverseKey, spectrum_.data(), writesOut ? static_cast<void*>(out.plane<T>(0).data) : real_.data(),
+                   stream);
   if (stages & kCrop) {
-    kernels::launchCropConvert<Real, T>(real_.as<Real>(), wp, hp, kw - 1, kh - 1, planes, out.stack<T>(), stream);
-    if (planes < in.channels() && in.plane<T>(planes).data != out.plane<T>(planes).data)  // alpha, 'same' mode
-      GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.plane<T>(planes).data, out.pitch(), in.plane<T>(planes).data, in.pitch(),
-                                          static_cast<std::size_t>(in.width()) * sizeof(T), in.height(),
-                                          cudaMemcpyDeviceToDevice, stream));
+    if (!writesOut)
+      kernels::launchCropConvert<Real, T>(real_.as<Real>(), w, h, 0, 0, planes, out.stack<T>(), out.height(), stream);
+    if (planes < in.channels()) copyAlpha<T>(gpu, in, out);
+    enqueueBands(kAllStages);  // after the inverse in stream order: the bands reuse its buffers
   }
 }
 
@@ -329,19 +474,41 @@ FftConvolver::StageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceI
 
 std::size_t FftConvolver::minimumBytesMoved(const ImageShape& in) const {
   const FftConvGeometry g = geometry(in.width, in.height);
-  const int planes = convolvedChannels(in, spec_.mode);
+  const int kw = spec_.kernel.width, kh = spec_.kernel.height;
+  const std::size_t planes = static_cast<std::size_t>(convolvedChannels(in, spec_.mode));
   const std::size_t real = in.type == PixelType::F64 ? 8 : 4;
   const std::size_t sample = bytesPerSample(in.type);
-  const std::size_t plane = static_cast<std::size_t>(g.paddedWidth) * g.paddedHeight * real;
-  const std::size_t bins = static_cast<std::size_t>(g.paddedWidth / 2 + 1) * g.paddedHeight * 2 * real;
   const std::size_t image = static_cast<std::size_t>(in.width) * in.height * sample;
-  const std::size_t output = static_cast<std::size_t>(g.outWidth) * g.outHeight;
-  std::size_t bytes = planes * (image + plane)              // pad
-                      + planes * (plane + bins)             // forward
-                      + bins + 2 * planes * bins            // multiply: kernel spectrum once, the image's in and out
-                      + planes * (bins + plane)             // inverse
-                      + planes * output * (real + sample);  // crop
-  bytes += static_cast<std::size_t>(in.channels - planes) * 2 * image;  // alpha, copied
+  auto bins = [&](int w, int h) { return static_cast<std::size_t>(w / 2 + 1) * h * 2 * real; };
+  // The padded method on `count` windows of w x h outputs, batched: pad (the distinct input samples
+  // in, the plane out), forward, multiply (the kernel's spectrum once, the image's in and out),
+  // inverse, crop (result in, output out).
+  auto padded = [&](int w, int h, std::size_t count) {
+    const int wp = nextFftSize(w + kw - 1), hp = nextFftSize(h + kh - 1);
+    const std::size_t plane = static_cast<std::size_t>(wp) * hp * real, b = bins(wp, hp), n = planes * count;
+    const std::size_t input = std::min(static_cast<std::size_t>(w + kw - 1) * (h + kh - 1) * sample, image);
+    return n * (input + plane) + n * (plane + b) + b + 2 * n * b + n * (b + plane) +
+           n * static_cast<std::size_t>(w) * h * (real + sample);
+  };
+  std::size_t bytes = 0;
+  if (!g.circular) {
+    bytes = padded(g.outWidth, g.outHeight, 1);
+  } else {
+    const std::size_t plane = static_cast<std::size_t>(in.width) * in.height * real, b = bins(in.width, in.height);
+    const bool sameType = in.type != PixelType::U8;  // f32 and f64 are transformed where they lie
+    const std::size_t output = static_cast<std::size_t>(g.outWidth) * g.outHeight;
+    bytes = (sameType ? 0 : planes * (image + plane))                           // convert
+            + planes * (plane + b) + b + 2 * planes * b + planes * (b + plane)  // forward, multiply, inverse
+            + (sameType && spec_.mode == ConvMode::Same ? 0 : planes * output * (real + sample));  // crop
+    if (spec_.mode == ConvMode::Same && spec_.border.mode != BorderMode::Wrap) {
+      const WrapStrips s = wrapStrips(kw, kh);
+      const int rows = std::max(s.top, s.bottom), columns = std::max(s.left, s.right);
+      const int middle = in.height - s.top - s.bottom;
+      if (rows > 0) bytes += padded(in.width, rows, 2);
+      if (columns > 0 && middle > 0) bytes += padded(columns, middle, 2);
+    }
+  }
+  bytes += (static_cast<std::size_t>(in.channels) - planes) * 2 * image;  // alpha, copied
   return bytes;
 }
 

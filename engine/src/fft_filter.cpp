@@ -192,7 +192,8 @@ void FftFilter::enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
   }
   if (stages & kInverse) plans_.execute(inverseKey, spectrum_.data(), inverseOut, stream);
   if (stages & kCrop) {
-    if (!inPlace) kernels::launchCropConvert<Real, T>(real_.as<Real>(), fw, fh, 0, 0, planes, out.stack<T>(), stream);
+    if (!inPlace)
+      kernels::launchCropConvert<Real, T>(real_.as<Real>(), fw, fh, 0, 0, planes, out.stack<T>(), out.height(), stream);
     if (planes < in.channels() && in.plane<T>(planes).data != out.plane<T>(planes).data)
       GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.plane<T>(planes).data, out.pitch(), in.plane<T>(planes).data, in.pitch(),
                                           static_cast<std::size_t>(width) * sizeof(T), height, cudaMemcpyDeviceToDevice,

@@ -16,11 +16,23 @@
 //   valid  (H-kh+1) x (W-kw+1)        oy = kh-1,     ox = kw-1      (the kernel must fit the image)
 // so e.g. scipy's boundary='symm' is reflect, 'wrap' is wrap and 'fill' is constant.
 //
-// Method: P(u, v) = ext(u + oy - (kh-1), v + ox - (kw-1)) for u < Ho+kh-1, v < Wo+kw-1, zero
-// beyond, in an FFT-friendly Hp x Wp plane (Hp >= Ho+kh-1, Wp >= Wo+kw-1, sizes 2^a 3^b 5^c 7^d);
-// then out(y, x) = (P (*) k)(y + kh-1, x + kw-1), where the circular product never wraps. The
-// kernel's spectrum is computed once per padded size and precision and kept. The multiply folds in
-// the inverse's 1/(Hp*Wp).
+// Method on the GPU, one of two:
+// - Padded: P(u, v) = ext(u + oy - (kh-1), v + ox - (kw-1)) for u < Ho+kh-1, v < Wo+kw-1, zero
+//   beyond, in an FFT-friendly Hp x Wp plane (Hp >= Ho+kh-1, Wp >= Wo+kw-1, sizes 2^a 3^b 5^c 7^d);
+//   then out(y, x) = (P (*) k)(y + kh-1, x + kw-1), where the circular product never wraps.
+// - Circular, when W and H are themselves such sizes (4096, 1920x1080, 6000x4000, ...) in 'same'
+//   and 'valid' mode: the transforms run on the image itself (W x H, no padding; f32 and f64 planes
+//   are read, and in 'same' mode written, in place in their pitched images, with no copy), with the
+//   kernel placed on the W x H torus shifted by (ox, oy), so out(y, x) = (img (*) k')(y, x). That
+//   is exact wherever the kernel's footprint stays inside the image: everywhere in 'valid' mode and
+//   with the wrap border; otherwise the border strips where it would wrap (kh-1-oy rows at the top,
+//   oy at the bottom, likewise columns) are recomputed by the padded method on those bands alone
+//   (top and bottom batched in one transform, left and right in another: small planes, whatever
+//   the kernel size). It is taken when the strips cover at most half the image, and not in place
+//   in 'same' mode (the bands need the input) unless the border is wrap. It moves about half the
+//   bytes of the padded method (no pad and crop passes, and a plane of W*H rather than Hp*Wp).
+// The kernel's spectrum is computed once per transform size, shift and precision and kept. The
+// multiply folds in the inverse's 1/(Hp*Wp).
 //
 // Types and borders as Conv2D: u8 with 1, 3 or 4 channels (u8 RGBA in 'same' mode passes alpha
 // through unchanged; in 'full' and 'valid' every channel is convolved; results rounded to nearest
@@ -65,8 +77,9 @@ struct FftConvGeometry {
   int originY = 0;       ///< oy
   int neededWidth = 0;   ///< Wo + kw - 1: the part of the padded plane the result depends on
   int neededHeight = 0;  ///< Ho + kh - 1
-  int paddedWidth = 0;   ///< the FFT size, >= neededWidth
+  int paddedWidth = 0;   ///< the FFT size, >= neededWidth (the image's width when circular)
   int paddedHeight = 0;
+  bool circular = false;  ///< FftConvolver's circular method (see above); set by FftConvolver::geometry only
 };
 
 /// Output size, offsets and FFT size of a width x height image convolved with a kw x kh kernel.
@@ -92,7 +105,8 @@ class FftConvolver {
   /// Throws std::invalid_argument for an empty image, a channel count Conv2D does not take, or a
   /// 'valid' output that would be empty.
   ImageShape outputShape(const ImageShape& in) const;
-  /// The GPU's geometry for a width x height image.
+  /// The GPU's geometry for a width x height image, out of place (in place, 'same' mode with a
+  /// border other than wrap takes the padded method).
   FftConvGeometry geometry(int width, int height) const;
 
   /// Creates plans, the kernel spectrum and buffers for this input now (out is sized too), so a
@@ -109,6 +123,9 @@ class FftConvolver {
   Image runCpu(const Image& in, const CpuControl& control = {}) const;
 
   /// Each stage of runGpu timed alone (see FftFilter::StageTimes); `out` is correct afterwards.
+  /// pad: border padding, or conversion to the transform's type (the circular method on f32 / f64
+  /// has none: 0); crop: crop and conversion, and the circular method's border bands (each a whole
+  /// padded convolution of its own).
   struct StageTimes {
     Stats pad, forward, multiply, inverse, crop;
   };
@@ -120,8 +137,16 @@ class FftConvolver {
  private:
   template <class T, class Real>
   void enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, int stages);
+  template <class T, class Real>
+  void enqueuePadded(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, std::span<const PixelRect> windows,
+                     int stages);
+  template <class T>
+  void copyAlpha(GpuContext& gpu, const DeviceImage& in, DeviceImage& out);
+  template <class T, class Real>
+  void enqueueCircular(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, const FftConvGeometry& g, int stages);
   template <class Real>
-  const void* kernelSpectrum(GpuContext& gpu, int paddedWidth, int paddedHeight);
+  const void* kernelSpectrum(GpuContext& gpu, int width, int height, int shiftX, int shiftY);
+  bool circularFits(int width, int height) const;
 
   FilterSpec spec_;
   std::vector<double> taps_;  // the kernel as convolved: flipped for correlation; kh rows of kw
@@ -130,7 +155,8 @@ class FftConvolver {
   DeviceBuffer spectrum_;
   DeviceBuffer deviceTaps_;
   std::vector<float> tapsSingle_;  // host source of deviceTaps_ for float transforms
-  std::map<std::tuple<int, int, FftPrecision>, DeviceBuffer> kernelSpectra_;
+  // (width, height, shiftX, shiftY, precision) -> the kernel's half spectrum
+  std::map<std::tuple<int, int, int, int, FftPrecision>, DeviceBuffer> kernelSpectra_;
   struct CpuCache;
   std::unique_ptr<CpuCache> cpu_;
 };

@@ -52,6 +52,14 @@ constexpr PixelType pixelTypeOf<double>() {
 /// outside 1..4).
 void validateImageShape(int width, int height, int channels);
 
+/// An axis-aligned rectangle of pixels: columns [x, x + width), rows [y, y + height).
+struct PixelRect {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+};
+
 /// A host image: width x height pixels of `channels` interleaved samples of one PixelType.
 /// Value type (copies deep-copy). Samples start zeroed.
 class Image {

@@ -31,21 +31,26 @@ struct PadRegion {
 template <class T, class Real>
 void launchBorderPad(Plane<const T> srcStack, int planes, Real* dst, PadRegion region, cudaStream_t stream);
 
-/// out(y, x) = src(y + offsetY, x + offsetX) for every pixel of every plane of `outStack`
-/// (outStack.height rows each), from packed srcWidth x srcHeight planes. u8 output is rounded to
-/// nearest (ties to even) and saturated to 0..255; NaN becomes 0.
+/// out(y, x) = src(y + offsetY, x + offsetX) for every pixel of `planes` planes of outStack's size
+/// (plane c from row c * outPlaneRows of outStack: a window of a taller image's planes, or
+/// outStack.height for a stack of its own), from packed srcWidth x srcHeight planes. u8 output is
+/// rounded to nearest (ties to even) and saturated to 0..255; NaN becomes 0.
 template <class Real, class T>
 void launchCropConvert(const Real* src, int srcWidth, int srcHeight, int offsetX, int offsetY, int planes,
-                       Plane<T> outStack, cudaStream_t stream);
+                       Plane<T> outStack, int outPlaneRows, cudaStream_t stream);
 
 /// spectrum[p][i] *= kernelSpectrum[i] * scale for i < count, p < planes (planes `count` apart).
 template <class Real>
 void launchMultiplySpectra(Complex<Real>* spectrum, const Complex<Real>* kernelSpectrum, std::size_t count, int planes,
                            Real scale, cudaStream_t stream);
 
-/// Writes the kw x kh kernel (row-major, packed) into the top-left corner of a dstWidth-wide packed
-/// plane that the caller has zeroed.
+/// The kw x kh kernel wrapped onto a width x height torus with its tap (i, j) moved to
+/// ((i - shiftY) mod height, (j - shiftX) mod width): dst(u, v) = sum of the taps k(i, j) with
+/// i = u + shiftY and j = v + shiftX modulo the plane's sides. Every element of the packed plane
+/// is written (no zeroing needed); taps that land on one element (a kernel larger than the plane)
+/// add up, which is what a circular convolution of that size does with them.
 template <class Real>
-void launchPlaceKernel(const Real* kernel, int kw, int kh, Real* dst, int dstWidth, cudaStream_t stream);
+void launchWrapKernel(const Real* kernel, int kw, int kh, Real* dst, int width, int height, int shiftX, int shiftY,
+                      cudaStream_t stream);
 
 }  // namespace gpulab::kernels
