@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "cli_runner.hpp"
 #include "gpu_test.hpp"
 #include "gpulab/box_blur.hpp"
+#include "gpulab/conv2d.hpp"
+#include "gpulab/conv_method.hpp"
 #include "gpulab/filter.hpp"
 #include "gpulab/image_io.hpp"
 #include "gpulab/sobel.hpp"
@@ -79,6 +82,25 @@ double rangeOf(const Image& img) {
   double m = 0;
   for (float v : img.samples<float>()) m = std::max(m, double(std::abs(v)));
   return m;
+}
+
+double peakOf(const Image& img) {
+  double m = 0;
+  for (float v : img.samples<float>()) m = std::max(m, double(std::abs(v)));
+  return m;
+}
+
+/// A kernel file of kw x kh random coefficients in [-1, 1), written with 17 digits (read back exactly).
+void writeRandomKernel(const std::string& path, int kw, int kh, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::ostringstream text;
+  text.precision(17);
+  for (int y = 0; y < kh; ++y) {
+    for (int x = 0; x < kw; ++x) text << (x ? " " : "") << d(rng);
+    text << "\n";
+  }
+  writeText(path, text.str());
 }
 
 std::vector<std::string> devices() {
@@ -155,6 +177,86 @@ TEST(CliFilter, ConvolutionWithATextKernelMatchesTheReference) {
   }
 }
 
+TEST(CliFilter, ConvolutionMethodsAgreeAndSayWhatRan) {
+  const Image in = floatInput(47, 31, 5);
+  const std::string inPath = file("method-in.npy"), kernelPath = file("method-kernel.txt");
+  saveImage(in, inPath);
+  writeRandomKernel(kernelPath, 9, 6, 6);
+  FilterSpec spec;
+  spec.op = FilterOp::Conv;
+  spec.kernel = loadKernelFile(kernelPath);
+  spec.mode = ConvMode::Full;
+  spec.border = {BorderMode::Reflect, 0};
+  const Image ref = Conv2D(spec).runReference(in);
+  const double tolerance = 1e-4 * peakOf(ref);  // float32, relative to the result's peak
+  for (const std::string& device : devices()) {
+    std::vector<Image> outputs;
+    for (const std::string method : {"direct", "fft", "auto"}) {
+      const std::string outPath = file("method-out-" + device + "-" + method + ".npy");
+      const Outcome o =
+          runCli({"filter", "--op", "conv", "--kernel", kernelPath, "--mode", "full", "--border", "reflect", "--method",
+                  method, "--in", inPath, "--out", outPath, "--device", device, "--reps", "2"});
+      ASSERT_EQ(o.exitCode, 0) << describe(o);
+      EXPECT_TRUE(o.err.empty()) << describe(o);
+      EXPECT_NE(lineStartingWith(o.out, device + " ("), "") << describe(o);
+      const std::string said = lineStartingWith(o.out, "method: ");
+      if (method == std::string("direct")) {
+        EXPECT_EQ(said, "") << describe(o);
+      } else if (method == std::string("fft")) {
+        EXPECT_EQ(said.rfind("method: fft", 0), 0u) << describe(o);
+      } else {
+        const bool named = said.rfind("method: auto -> direct (cost model: direct ", 0) == 0 ||
+                           said.rfind("method: auto -> fft (cost model: direct ", 0) == 0;
+        EXPECT_TRUE(named) << describe(o);
+      }
+      EXPECT_NE(lineStartingWith(o.out, "wrote ").find(method == std::string("direct") ? "reflect of" : method),
+                std::string::npos)
+          << describe(o);
+      const Image got = loadImage(outPath);
+      EXPECT_TRUE(test::imagesNear(ref, got, tolerance)) << device << " " << method;
+      outputs.push_back(got);
+    }
+    // The methods agree with one another within the same tolerance.
+    EXPECT_TRUE(test::imagesNear(outputs[0], outputs[1], tolerance)) << device << " direct vs fft";
+    EXPECT_TRUE(test::imagesNear(outputs[0], outputs[2], tolerance)) << device << " direct vs auto";
+  }
+}
+
+TEST(CliFilter, KernelsAbove127TakeTheFftOrAutoMethod) {
+  const Image in = floatInput(23, 19, 7);
+  const std::string inPath = file("large-in.npy"), kernelPath = file("large-kernel.txt");
+  saveImage(in, inPath);
+  writeRandomKernel(kernelPath, 129, 129, 8);
+  FilterSpec spec;
+  spec.op = FilterOp::Conv;
+  spec.kernel = loadKernelFile(kernelPath);
+  spec.border = {BorderMode::Wrap, 0};
+  spec.method = ConvMethod::Fft;
+  const Image ref = ConvMethodFilter(spec).runReference(in);  // the naive definition
+  const double tolerance = 1e-4 * peakOf(ref);
+  for (const std::string& device : devices())
+    for (const std::string method : {"fft", "auto"}) {
+      const std::string outPath = file("large-out-" + device + "-" + method + ".npy");
+      const Outcome o = runCli({"filter", "--op", "conv", "--kernel", kernelPath, "--border", "wrap", "--method",
+                                method, "--in", inPath, "--out", outPath, "--device", device, "--reps", "1"});
+      ASSERT_EQ(o.exitCode, 0) << describe(o);
+      if (method == std::string("auto")) {
+        EXPECT_EQ(
+            lineStartingWith(o.out, "method: ").rfind("method: auto -> fft (kernels above 127 always take the fft", 0),
+            0u)
+            << describe(o);
+      }
+      EXPECT_TRUE(test::imagesNear(ref, loadImage(outPath), tolerance)) << device << " " << method;
+    }
+  const Outcome o =
+      runCli({"filter", "--op", "conv", "--kernel", kernelPath, "--in", inPath, "--out", file("large-direct.npy")});
+  EXPECT_EQ(o.exitCode, 2) << describe(o);
+  EXPECT_TRUE(isOneLine(o.err)) << describe(o);
+  EXPECT_NE(o.err.find("127x127"), std::string::npos) << describe(o);
+  EXPECT_NE(o.err.find("--method fft|auto"), std::string::npos) << describe(o);
+  EXPECT_FALSE(fs::exists(file("large-direct.npy")));
+}
+
 TEST(CliFilter, PhotoStaysEightBitAndDefaultsToTheGpuWhenThereIsOne) {
   const std::string photo = std::string(GPULAB_SOURCE_DIR) + "/resources/photos/coffee.png";
   const std::string outPath = file("coffee-box.png");
@@ -175,6 +277,8 @@ TEST(CliFilter, BadParametersAndFilesGiveOneLineAndTheRightExitCode) {
   const std::string inPath = file("errors-in.npy");
   saveImage(floatInput(8, 8, 4), inPath);
   const std::string emptyKernel = file("empty.txt"), raggedKernel = file("ragged.txt"), wordKernel = file("word.txt");
+  const std::string goodKernel = file("good.txt");
+  writeText(goodKernel, "1 2 1\n");
   writeText(emptyKernel, "# only a comment\n\n");
   writeText(raggedKernel, "1 2 3\n4 5\n");
   writeText(wordKernel, "1 two 3\n");
@@ -202,7 +306,14 @@ TEST(CliFilter, BadParametersAndFilesGiveOneLineAndTheRightExitCode) {
       {{"filter", "--op", "conv", "--kernel", wordKernel, "--in", inPath, "--out", out}, 1, "two"},
       {{"filter", "--op", "conv", "--kernel", file("absent.txt"), "--in", inPath, "--out", out}, 1, "absent.txt"},
       {{"filter", "--op", "box", "--radius", "2", "--in", file("absent.npy"), "--out", out}, 1, "absent.npy"},
+      {{"filter", "--op", "conv", "--kernel", goodKernel, "--method", "fastest", "--in", inPath, "--out", out},
+       2,
+       "fastest"},
+      {{"filter", "--op", "box", "--radius", "2", "--method", "fft", "--in", inPath, "--out", out}, 2, "--method"},
       {{"bench", "--ops", "box4"}, 2, "box4"},
+      {{"bench", "--ops", "conv31-direct"}, 2, "conv31-direct"},
+      {{"bench", "--ops", "conv31-fast"}, 2, "conv31-fast"},
+      {{"bench", "--ops", "conv2000-fft"}, 2, "1024x1024"},
       {{"bench", "--size", "3"}, 2, "--size"},
   };
   for (const Case& c : cases) {
@@ -248,6 +359,47 @@ TEST(CliBench, SmallRunWritesTheJsonTheIssueAsksFor) {
     }
   }
   EXPECT_NE(o.out.find("box31"), std::string::npos) << describe(o);
+}
+
+TEST(CliBench, ConvolutionMethodsAndTheFftLowpassHaveTheirRows) {
+  const std::string jsonPath = file("bench-methods.json");
+  const Outcome o = runCli({"bench", "--size", "80", "--reps", "2", "--ops",
+                            "conv15-auto,conv31,conv31-fft,conv31-auto,fft-lowpass", "--json", jsonPath});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(slurp(jsonPath))) << slurp(jsonPath);
+  const std::size_t perOp = cudaAvailable() ? 2 : 1;
+  ASSERT_EQ(report["records"].size(), 5 * perOp) << report.dump(2);
+  for (const auto& r : report["records"]) {
+    for (const char* key : {"op", "params", "impl", "method", "chosen", "prepare_ms", "median_ms", "reps", "gbps"})
+      ASSERT_TRUE(r.contains(key)) << key << " in " << r.dump();
+    const std::string op = r["op"], method = r["method"], chosen = r["chosen"];
+    if (op == "conv31") {
+      EXPECT_EQ(method, "direct");
+      EXPECT_EQ(chosen, "direct");
+    } else if (op == "conv31-fft" || op == "fft-lowpass") {
+      EXPECT_EQ(method, "fft");
+      EXPECT_EQ(chosen, "fft");
+    } else {
+      EXPECT_EQ(method, "auto");
+      EXPECT_TRUE(chosen == "direct" || chosen == "fft") << r.dump();
+    }
+    if (op.rfind("conv", 0) == 0) {
+      EXPECT_EQ(r["params"]["method"], method);
+    } else {
+      EXPECT_EQ(r["params"]["filter"], "lowpass");
+    }
+    EXPECT_GE(r["prepare_ms"].get<double>(), 0.0);
+    EXPECT_GE(r["reps"].get<int>(), 1);
+    EXPECT_LE(r["reps"].get<int>(), 2);
+    if (r["impl"] == "gpu") {
+      const double weightSum = op == "fft-lowpass" ? 1.0 : (op.rfind("conv15", 0) == 0 ? 15.0 * 15 : 31.0 * 31);
+      EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4 * weightSum) << r.dump();
+    }
+  }
+  for (const char* row : {"conv15-auto", "conv31-fft", "fft-lowpass"})
+    EXPECT_NE(lineStartingWith(o.out, row), "") << describe(o);
+  EXPECT_NE(lineStartingWith(o.out, "conv31-auto").find("auto -> "), std::string::npos) << describe(o);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <random>
 
 #include "before_after_view.hpp"
 #include "command_line.hpp"
@@ -29,12 +30,14 @@
 #include "filters_presets.hpp"
 #include "filters_tab.hpp"
 #include "gpu_test.hpp"
+#include "gpulab/conv_method.hpp"
 #include "gpulab/image_io.hpp"
 #include "image_convert.hpp"
 #include "kernel_editor.hpp"
 #include "main_window.hpp"
 #include "photo_document.hpp"
 #include "tab_services.hpp"
+#include "theme.hpp"
 #include "timing_history.hpp"
 #include "timings_panel.hpp"
 
@@ -121,6 +124,15 @@ class FiltersGui : public ::testing::Test {
 
 std::vector<double> values(std::initializer_list<double> v) { return v; }
 
+/// kw x kh coefficients uniform in [-1, 1), seeded.
+Kernel2D randomKernel(int kw, int kh, unsigned seed) {
+  Kernel2D k{kw, kh, {}};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  for (int i = 0; i < kw * kh; ++i) k.values.push_back(d(rng));
+  return k;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +194,16 @@ TEST(FilterPresets, GaussianIsNormalisedSymmetricAndFollowsSigma) {
   EXPECT_EQ(gaussianSizeFor(0.3), 3);
   EXPECT_EQ(gaussianSizeFor(20), kMaxEditorKernelSize);
   EXPECT_THROW(gaussianKernel(0.0, 5), std::invalid_argument);
-  EXPECT_THROW(gaussianKernel(1.0, 64), std::invalid_argument);
+  // Sides up to kMaxEditorFftKernelSize (the fft and auto methods); the editor limits direct to 63.
+  EXPECT_EQ(gaussianKernel(30.0, kMaxEditorFftKernelSize).width, 255);
+  EXPECT_THROW(gaussianKernel(1.0, kMaxEditorFftKernelSize + 1), std::invalid_argument);
+  EXPECT_EQ(gaussianSizeFor(20, kMaxEditorFftKernelSize), 121);
+  EXPECT_EQ(gaussianSizeFor(50, kMaxEditorFftKernelSize), 255);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Direct), kMaxEditorKernelSize);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Fft), kMaxEditorFftKernelSize);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Auto), kMaxEditorFftKernelSize);
+  EXPECT_EQ(boxKernel(255, 1).values.size(), 255u);
+  EXPECT_THROW(motionBlurKernel(256, 0), std::invalid_argument);
 }
 
 TEST(FilterPresets, MotionBlurIsAStreakAtItsAngle) {
@@ -285,6 +306,166 @@ TEST_F(FiltersGui, EditingMakesTheKernelCustomAndNormaliseChecksTheSum) {
   EXPECT_EQ(editor.preset(), KernelPreset::Custom);
   EXPECT_EQ(table->columnCount(), 2);
   EXPECT_EQ(table->rowCount(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The convolution's method
+
+TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
+  Harness h;
+  h.tab.show();
+  auto* method = h.tab.findChild<QComboBox*>(QStringLiteral("convMethod"));
+  ASSERT_NE(method, nullptr);
+  EXPECT_EQ(method->count(), 3);
+  h.tab.setOperation(FilterOp::Box);
+  EXPECT_FALSE(method->isVisibleTo(&h.tab));
+  EXPECT_EQ(h.tab.spec().method, ConvMethod::Direct);
+  h.tab.setOperation(FilterOp::Conv);
+  EXPECT_TRUE(method->isVisibleTo(&h.tab));
+  EXPECT_EQ(h.tab.convMethod(), ConvMethod::Direct);
+
+  KernelEditor& editor = h.tab.kernelEditor();
+  auto* width = editor.findChild<QSpinBox*>(QStringLiteral("kernelWidth"));
+  auto* table = editor.findChild<QTableWidget*>(QStringLiteral("kernelTable"));
+  ASSERT_NE(width, nullptr);
+  EXPECT_EQ(width->maximum(), kMaxEditorKernelSize);
+  EXPECT_THROW(editor.setKernel({64, 1, std::vector<double>(64, 1.0)}), std::invalid_argument);
+
+  // FFT: up to 255 a side, in the size boxes, the presets and setKernel.
+  method->setCurrentIndex(method->findText(QStringLiteral("FFT")));
+  EXPECT_EQ(h.tab.convMethod(), ConvMethod::Fft);
+  EXPECT_EQ(h.tab.spec().method, ConvMethod::Fft);
+  EXPECT_EQ(editor.maxSide(), kMaxEditorFftKernelSize);
+  EXPECT_EQ(width->maximum(), kMaxEditorFftKernelSize);
+  editor.setGaussian(30.0, 0);  // auto size: +-3 sigma
+  EXPECT_EQ(editor.kernel().width, 181);
+  EXPECT_EQ(table->rowCount(), 181);
+  const Kernel2D big = randomKernel(201, 199, 401);
+  ASSERT_NO_THROW(editor.setKernel(big));
+  EXPECT_EQ(table->columnCount(), 201);
+  EXPECT_EQ(h.tab.spec().kernel.values, big.values);
+  EXPECT_THROW(editor.setKernel({256, 1, std::vector<double>(256, 1.0)}), std::invalid_argument);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  EXPECT_EQ(editor.kernel().values, big.values);  // fft to auto: the same limit, nothing changes
+  EXPECT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
+
+  // Back to direct: the custom kernel is cropped about its centre, and the tab says so.
+  h.tab.setConvMethod(ConvMethod::Direct);
+  EXPECT_EQ(editor.maxSide(), kMaxEditorKernelSize);
+  ASSERT_EQ(editor.kernel().width, 63);
+  ASSERT_EQ(editor.kernel().height, 63);
+  EXPECT_EQ(editor.kernel().at(31, 31), big.at(100, 99));
+  EXPECT_EQ(editor.kernel().at(0, 0), big.at(69, 68));
+  EXPECT_EQ(editor.preset(), KernelPreset::Custom);
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("201x199"))) << h.tab.errorText().toStdString();
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("63x63"))) << h.tab.errorText().toStdString();
+
+  // A preset is recomputed within the limit instead.
+  h.tab.setConvMethod(ConvMethod::Fft);
+  editor.setMotionBlur(151, 30);
+  EXPECT_EQ(editor.kernel().width, 151);
+  h.tab.setConvMethod(ConvMethod::Direct);
+  EXPECT_EQ(editor.preset(), KernelPreset::MotionBlur);
+  EXPECT_EQ(editor.kernel().values, motionBlurKernel(63, 30).values);
+  // Small kernels stay as they are.
+  editor.selectPreset(KernelPreset::Sharpen);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  EXPECT_EQ(editor.kernel().values, sharpenKernel().values);
+}
+
+TEST_F(FiltersGui, CpuAutoConvolutionShowsWhatItChose) {
+  Harness h;
+  const Image photo = test::randomImage(61, 43, 3, PixelType::U8, 402);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  h.tab.kernelEditor().setGaussian(3.0, 0);  // 19x19
+  h.tab.setBorder({BorderMode::Reflect, 0});
+  h.tab.setRunOn(true, false);
+  const int rows = h.timings.history().rowCount();
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterSpec spec = h.tab.spec();
+  EXPECT_EQ(spec.method, ConvMethod::Auto);
+  const FilterRun& run = *h.tab.lastRun();
+  ASSERT_NE(run.cpu, nullptr);
+  EXPECT_TRUE(test::imagesNear(makeFilter(spec)->runReference(photo), *run.cpu, 1.0));
+  EXPECT_EQ(run.method, QStringLiteral("auto"));
+  ASSERT_TRUE(run.cpuChoice.has_value());
+  EXPECT_FALSE(run.gpuChoice.has_value());
+  const std::optional<ConvCostModel> model = cachedCpuConvCostModel();
+  ASSERT_TRUE(model.has_value());  // calibrated by the run
+  EXPECT_EQ(*run.cpuChoice, model->choose(61, 43, 19, 19, 3));
+  const QString chosen = QString::fromUtf8(toString(*run.cpuChoice));
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → ") + chosen)) << h.tab.statusText().toStdString();
+  EXPECT_TRUE(run.operation.endsWith(QStringLiteral(" auto"))) << run.operation.toStdString();
+  ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
+  EXPECT_EQ(h.timings.history().runs().back().operation, run.operation + QStringLiteral(" → ") + chosen);
+  EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+TEST_F(FiltersGui, AutoConvolutionInTheMainWindowNamesItsChoiceInTheTimings) {
+  const QByteArray screenshots = qgetenv("GPULAB_TEST_SCREENSHOTS");  // DIR: keep a themed picture
+  if (!screenshots.isEmpty()) applyTheme(app());
+  MainWindow window({.persistSettings = false, .errorDialogs = false});
+  bool started = false;
+  QObject::connect(&window, &MainWindow::startupFinished, [&] { started = true; });
+  window.resize(1400, 900);
+  window.show();
+  window.startUp({});  // the bundled photo
+  ASSERT_TRUE(waitUntil([&] { return started; }));
+  ASSERT_TRUE(window.photo().hasPhoto());
+  ASSERT_TRUE(window.selectTab(QStringLiteral("filters")));
+  auto* tab = window.findChild<FiltersTab*>();
+  ASSERT_NE(tab, nullptr);
+  ASSERT_TRUE(waitUntil([&] { return tab->deviceKnown(); }));
+  tab->setOperation(FilterOp::Conv);
+  tab->setConvMethod(ConvMethod::Auto);
+  tab->kernelEditor().setGaussian(5.0, 0);  // 31x31
+  tab->setRunOn(true, true);
+  int finished = 0;
+  QObject::connect(tab, &FiltersTab::runFinished, [&] { ++finished; });
+  tab->apply();
+  ASSERT_TRUE(waitUntil([&] { return finished > 0; }, 300000));
+  ASSERT_TRUE(tab->hasResult()) << tab->errorText().toStdString();
+  const FilterRun& run = *tab->lastRun();
+  EXPECT_TRUE(run.cpuChoice.has_value());
+  EXPECT_EQ(run.gpuChoice.has_value(), cudaAvailable());
+  EXPECT_EQ(run.gpu != nullptr, cudaAvailable());
+  ASSERT_FALSE(window.timings().history().runs().empty());
+  const QString operation = window.timings().history().runs().back().operation;
+  EXPECT_TRUE(operation.startsWith(QStringLiteral("conv 31x31 same reflect101 auto → "))) << operation.toStdString();
+  EXPECT_TRUE(tab->statusText().contains(QStringLiteral("Method"))) << tab->statusText().toStdString();
+  EXPECT_TRUE(window.lastError().isEmpty()) << window.lastError().toStdString();
+  if (!screenshots.isEmpty()) {
+    QElapsedTimer settle;  // let the layout take the new summary in
+    settle.start();
+    while (settle.elapsed() < 300) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    EXPECT_TRUE(window.grab().save(QString::fromLocal8Bit(screenshots) + QStringLiteral("/filters_conv_auto.png")));
+  }
+}
+
+TEST_F(FiltersGui, CpuFftConvolutionTakesAKernelAbove127) {
+  Harness h;
+  const Image photo = test::randomImage(40, 30, 1, PixelType::U8, 403);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.setConvMethod(ConvMethod::Fft);
+  h.tab.kernelEditor().selectPreset(KernelPreset::Box);
+  h.tab.kernelEditor().findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(129);
+  h.tab.kernelEditor().findChild<QSpinBox*>(QStringLiteral("kernelHeight"))->setValue(131);
+  h.tab.setBorder({BorderMode::Wrap, 0});
+  h.tab.setRunOn(true, false);
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterSpec spec = h.tab.spec();
+  ASSERT_EQ(spec.kernel.width, 129);
+  ASSERT_EQ(spec.kernel.height, 131);
+  EXPECT_EQ(spec.kernel.values, boxKernel(129, 131).values);
+  const FilterRun& run = *h.tab.lastRun();
+  EXPECT_TRUE(test::imagesNear(makeFilter(spec)->runReference(photo), *run.cpu, 1.0));
+  EXPECT_EQ(run.cpuChoice, ConvAlgorithm::Fft);
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("fft"))) << h.tab.statusText().toStdString();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -593,4 +774,53 @@ TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
   EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->gpu, 1e-4, 1e-5));
   EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->cpu, 1e-4, 1e-5));
   EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
+  GPULAB_REQUIRE_GPU();
+  Harness h;
+  ASSERT_TRUE(h.tab.gpuAvailable());
+  const Image photo = test::randomImage(97, 61, 3, PixelType::U8, 404);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setRunOn(true, true);
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  h.tab.kernelEditor().setGaussian(4.0, 0);  // 25x25
+  h.tab.setBorder({BorderMode::Reflect101, 0});
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  {
+    const FilterRun& run = *h.tab.lastRun();
+    ASSERT_NE(run.gpu, nullptr);
+    ASSERT_NE(run.cpu, nullptr);
+    const Image reference = makeFilter(h.tab.spec())->runReference(photo);
+    EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 1.0));
+    EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1.0));
+    ASSERT_TRUE(run.gpuChoice.has_value());
+    ASSERT_TRUE(run.cpuChoice.has_value());
+    const std::optional<ConvCostModel> model = cachedGpuConvCostModel(0);
+    ASSERT_TRUE(model.has_value());  // calibrated before the timed runs
+    EXPECT_EQ(*run.gpuChoice, model->choose(97, 61, 25, 25, 3));
+    EXPECT_GT(run.gpuPrepareMs, 0.0);
+    ASSERT_TRUE(run.gpuCompute.has_value());
+    EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → "))) << h.tab.statusText().toStdString();
+  }
+
+  // A 201x201 kernel through the FFT on the GPU, on a photo small enough for the naive reference.
+  const Image small = test::randomImage(31, 23, 1, PixelType::F32, 405, 50.0);
+  ASSERT_TRUE(h.setPhoto(small));
+  h.tab.setConvMethod(ConvMethod::Fft);
+  h.tab.kernelEditor().setKernel(randomKernel(201, 201, 406));
+  h.tab.kernelEditor().setMode(ConvMode::Same);
+  h.tab.setBorder({BorderMode::Constant, 3});
+  ASSERT_TRUE(h.applyAndWait(300000));
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterRun& run = *h.tab.lastRun();
+  const Image reference = makeFilter(h.tab.spec())->runReference(small);
+  double peak = 0;
+  for (float v : reference.samples<float>()) peak = std::max(peak, double(std::abs(v)));
+  EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 1e-4 * peak));  // float32, relative to the peak
+  EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1e-4 * peak));
+  EXPECT_EQ(run.gpuChoice, ConvAlgorithm::Fft);
+  EXPECT_EQ(run.method, QStringLiteral("fft"));
 }

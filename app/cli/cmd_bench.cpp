@@ -2,23 +2,36 @@
 // cores) against GPU compute, with upload and download apart, the speedup, and the GPU's achieved
 // bandwidth as a share of a device-to-device copy measured in the same run. Every GPU result is
 // checked once against the CPU baseline, so a fast wrong kernel cannot hide.
+//
+// Convolution rows name their method: convK (direct), convK-fft, convK-auto (the cost model picks
+// per device; the table says what it took on the GPU and on the CPU). fft-lowpass is the FFT
+// low-pass as `fft --bench` times it (forward R2C, fused Gaussian mask multiply, inverse C2R).
+// One-time work (cost model calibration, cuFFT plans, kernel spectra) is done before timing and
+// reported apart (prepare_ms in the JSON). The CPU column runs the row's own method (convK: OpenCV
+// filter2D; -fft: cv::dft; -auto: the CPU model's choice); a CPU run longer than kCpuBudgetMs / 5
+// gets fewer reps (down to 1) so the default run stays short; the JSON says how many.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
 #include "gpulab/box_blur.hpp"
+#include "gpulab/conv_method.hpp"
 #include "gpulab/cuda_error.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/device_image.hpp"
+#include "gpulab/fft_filter.hpp"
 #include "gpulab/filter.hpp"
 #include "gpulab/timing.hpp"
 
@@ -26,7 +39,12 @@ namespace gpulab::cli {
 
 namespace {
 
-constexpr const char* kAllOps = "box3,box15,box31,sobel,conv3,conv5,conv15,conv31";
+constexpr const char* kAllOps =
+    "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
+    "conv63-auto,fft-lowpass";
+constexpr const char* kOpForms = "boxK (odd K), sobel, convK, convK-fft, convK-auto or fft-lowpass";
+/// The CPU's timed reps of one op fit in about this much time (at least one rep).
+constexpr double kCpuBudgetMs = 2000;
 
 struct BenchArgs {
   int size = 4096;
@@ -39,10 +57,82 @@ struct BenchArgs {
 
 struct BenchOp {
   std::string name;
+  bool lowpass = false;  ///< the FFT low-pass, not a Filter
   FilterSpec spec;
   nlohmann::json params;
   double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
 };
+
+/// What the bench times for one op: a Filter, or the FFT low-pass (an FftFilter).
+class BenchTarget {
+ public:
+  virtual ~BenchTarget() = default;
+  virtual double prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) = 0;
+  virtual void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) = 0;
+  virtual double prepareCpu(const ImageShape& in) = 0;
+  virtual Image runCpu(const Image& in) = 0;
+  /// The image read once and the result written once.
+  virtual std::size_t minimumBytesMoved(const ImageShape& in) const = 0;
+  /// The method the row asks for ("direct", "fft", "auto") and what the last run took on each side.
+  virtual std::string method() const = 0;
+  virtual std::string chosen(bool gpu) const = 0;
+};
+
+class FilterTarget final : public BenchTarget {
+ public:
+  explicit FilterTarget(std::unique_ptr<Filter> filter) : filter_(std::move(filter)) {}
+  Filter& filter() noexcept { return *filter_; }
+  double prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override {
+    return filter_->prepareGpu(gpu, in, out);
+  }
+  void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override { filter_->runGpu(gpu, in, out); }
+  double prepareCpu(const ImageShape& in) override { return filter_->prepareCpu(in); }
+  Image runCpu(const Image& in) override { return filter_->runCpu(in); }
+  std::size_t minimumBytesMoved(const ImageShape& in) const override { return filter_->minimumBytesMoved(in); }
+  std::string method() const override {
+    const auto* byMethod = dynamic_cast<const ConvMethodFilter*>(filter_.get());
+    return byMethod ? std::string(toString(byMethod->method())) : "direct";
+  }
+  std::string chosen(bool gpu) const override {
+    const auto* byMethod = dynamic_cast<const ConvMethodFilter*>(filter_.get());
+    if (byMethod == nullptr) return "direct";
+    const std::optional<ConvAlgorithm> c = gpu ? byMethod->lastGpuChoice() : byMethod->lastCpuChoice();
+    return c ? std::string(toString(*c)) : "";
+  }
+
+ private:
+  std::unique_ptr<Filter> filter_;
+};
+
+class LowpassTarget final : public BenchTarget {
+ public:
+  explicit LowpassTarget(const FftFilterSpec& spec) : filter_(spec) {}
+  double prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override {
+    const Stopwatch watch;
+    filter_.prepare(gpu, in, out);
+    return watch.elapsedMs();
+  }
+  void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override { filter_.runGpu(gpu, in, out); }
+  double prepareCpu(const ImageShape&) override { return 0.0; }
+  Image runCpu(const Image& in) override { return filter_.runCpu(in); }
+  std::size_t minimumBytesMoved(const ImageShape& in) const override {
+    return 2 * static_cast<std::size_t>(in.width) * in.height * in.channels * bytesPerSample(in.type);
+  }
+  std::string method() const override { return "fft"; }
+  std::string chosen(bool) const override { return "fft"; }
+
+ private:
+  FftFilter filter_;
+};
+
+FftFilterSpec lowpassSpec() {
+  FftFilterSpec spec;  // as `fft --bench`
+  spec.band = FreqBand::Lowpass;
+  spec.shape = FreqShape::Gaussian;
+  spec.cutoff = 0.25;
+  spec.padding = FftPadding::None;
+  return spec;
+}
 
 std::vector<std::string> splitList(const std::string& list) {
   std::vector<std::string> items;
@@ -56,11 +146,21 @@ std::vector<std::string> splitList(const std::string& list) {
 BenchOp parseOp(const std::string& name) {
   BenchOp op;
   op.name = name;
-  auto sizeAfter = [&](std::size_t prefix) {
-    const std::string digits = name.substr(prefix);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 3) return -1;
+  // The digits of name[begin, end): 1 to 4 of them, else -1.
+  auto sideIn = [&](std::size_t begin, std::size_t end) {
+    const std::string digits = name.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 4) return -1;
     return std::stoi(digits);
   };
+  if (name == "fft-lowpass") {
+    op.lowpass = true;
+    const FftFilterSpec spec = lowpassSpec();
+    op.params = {{"filter", toString(spec.band)},
+                 {"shape", toString(spec.shape)},
+                 {"cutoff", spec.cutoff},
+                 {"padding", toString(spec.padding)}};
+    return op;  // a Gaussian low-pass: a positive kernel summing to 1, weightSum 1
+  }
   if (name == "sobel") {
     op.spec.op = FilterOp::Sobel;
     op.params = {{"component", "mag"}, {"border", "reflect101"}};
@@ -68,7 +168,7 @@ BenchOp parseOp(const std::string& name) {
     return op;
   }
   if (name.rfind("box", 0) == 0) {
-    const int window = sizeAfter(3);
+    const int window = sideIn(3, std::string::npos);
     if (window >= 1 && window % 2 == 1) {
       op.spec.op = FilterOp::Box;
       op.spec.radius = window / 2;
@@ -77,9 +177,20 @@ BenchOp parseOp(const std::string& name) {
     }
   }
   if (name.rfind("conv", 0) == 0) {
-    const int k = sizeAfter(4);
+    const std::size_t dash = name.find('-');
+    // "convK" is the direct method; "convK-fft" and "convK-auto" the others ("convK-direct" is not a name).
+    std::optional<ConvMethod> method = ConvMethod::Direct;
+    if (dash != std::string::npos) {
+      method = parseConvMethod(name.substr(dash + 1));
+      if (method == ConvMethod::Direct) method.reset();
+    }
+    const int k = method ? sideIn(4, dash) : -1;
+    if (k > kMaxFftKernelSide)
+      throw UsageError("--ops: '" + name + "' asks for a kernel larger than the largest, " +
+                       std::to_string(kMaxFftKernelSide) + "x" + std::to_string(kMaxFftKernelSide));
     if (k >= 1) {
       op.spec.op = FilterOp::Conv;
+      op.spec.method = *method;
       op.spec.kernel.width = op.spec.kernel.height = k;
       std::mt19937 rng(static_cast<unsigned>(1000 + k));
       std::uniform_real_distribution<double> d(-1.0, 1.0);
@@ -91,11 +202,12 @@ BenchOp parseOp(const std::string& name) {
       op.params = {{"kernel", std::to_string(k) + "x" + std::to_string(k)},
                    {"coefficients", "uniform random in [-1, 1), seeded"},
                    {"mode", "same"},
-                   {"border", "reflect101"}};
+                   {"border", "reflect101"},
+                   {"method", toString(*method)}};
       return op;
     }
   }
-  throw UsageError("--ops: '" + name + "' is unknown: use boxK (odd K), sobel or convK, e.g. " + kAllOps);
+  throw UsageError("--ops: '" + name + "' is unknown: use " + kOpForms + ", e.g. " + kAllOps);
 }
 
 Image randomImage(int size) {
@@ -185,38 +297,46 @@ void run(const BenchArgs& a) {
                         {"total_memory_bytes", device.totalMemory}};
     std::printf(
         "device: %s (%d SMs, compute %s); image %dx%d f32; GPU: median of %d after 2 warm-up runs; CPU "
-        "(OpenCV, %d threads): median of %d after 1\n",
+        "(OpenCV, %d threads): median of up to %d after 1 (fewer for runs over %.1f s)\n",
         device.name.c_str(), device.multiprocessors, device.computeCapability().c_str(), n, n, a.reps, cpuThreads(),
-        cpuReps);
+        cpuReps, kCpuBudgetMs / cpuReps / 1000);
     copyGBs = copyBandwidth(*gpu, a.reps);
     report["copy_bandwidth_gbps"] = copyGBs;
     gpu->upload(img, in);
   } else {
     report["device"] = nullptr;
     report["copy_bandwidth_gbps"] = nullptr;
-    std::printf("no GPU (%s): CPU baselines only; image %dx%d f32; CPU (OpenCV, %d threads): median of %d after 1\n",
-                queryDevices().status.c_str(), n, n, cpuThreads(), cpuReps);
+    std::printf(
+        "no GPU (%s): CPU baselines only; image %dx%d f32; CPU (OpenCV, %d threads): median of up to %d after 1 "
+        "(fewer for runs over %.1f s)\n",
+        queryDevices().status.c_str(), n, n, cpuThreads(), cpuReps, kCpuBudgetMs / cpuReps / 1000);
   }
 
-  std::printf("\n%-7s %12s %12s %21s %9s %9s %9s %8s %7s %12s\n", "op", "CPU ms", "GPU ms", "(min .. max)", "upload",
-              "download", "speedup", "GB/s", "% copy", "max|gpu-cpu|");
+  std::printf("\n%-12s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", "op", "CPU ms", "GPU ms", "(min .. max)",
+              "upload", "download", "speedup", "GB/s", "% copy", "max|gpu-cpu|", "method");
   std::vector<std::string> mismatches;
   for (BenchOp& op : ops) {
-    std::unique_ptr<Filter> filter;
-    try {
-      filter = makeFilter(op.spec);
-    } catch (const std::invalid_argument& e) {
-      std::printf("%-7s skipped: %s\n", op.name.c_str(), e.what());
-      continue;
+    std::unique_ptr<BenchTarget> target;
+    if (op.lowpass) {
+      target = std::make_unique<LowpassTarget>(lowpassSpec());
+    } else {
+      std::unique_ptr<Filter> filter;
+      try {
+        filter = makeFilter(op.spec);
+      } catch (const std::invalid_argument& e) {
+        std::printf("%-12s skipped: %s\n", op.name.c_str(), e.what());
+        continue;
+      }
+      if (auto* box = dynamic_cast<BoxBlur*>(filter.get())) {
+        box->setGpuPath(boxPath);
+        if (gpuRun)
+          op.params["gpu_path"] =
+              kernels::toString(kernels::boxBlurResolvePath<float>(boxPath, op.spec.radius, gpu->device()));
+      }
+      target = std::make_unique<FilterTarget>(std::move(filter));
     }
-    if (auto* box = dynamic_cast<BoxBlur*>(filter.get())) {
-      box->setGpuPath(boxPath);
-      if (gpuRun)
-        op.params["gpu_path"] =
-            kernels::toString(kernels::boxBlurResolvePath<float>(boxPath, op.spec.radius, gpu->device()));
-    }
-    const std::size_t bytes = filter->minimumBytesMoved(shape);
-    auto record = [&](const char* impl, const Stats& s) {
+    const std::size_t bytes = target->minimumBytesMoved(shape);
+    auto record = [&](const char* impl, const Stats& s, double prepareMs) {
       return nlohmann::json{{"op", op.name},
                             {"params", op.params},
                             {"width", n},
@@ -224,6 +344,9 @@ void run(const BenchArgs& a) {
                             {"channels", 1},
                             {"dtype", "f32"},
                             {"impl", impl},
+                            {"method", target->method()},
+                            {"chosen", target->chosen(std::string_view(impl) == "gpu")},
+                            {"prepare_ms", prepareMs},
                             {"median_ms", s.medianMs},
                             {"min_ms", s.minMs},
                             {"max_ms", s.maxMs},
@@ -237,13 +360,22 @@ void run(const BenchArgs& a) {
     Image cpuResult;
     Stats cpu;
     if (!a.noCpu) {
-      cpu = timeHost([&] { cpuResult = filter->runCpu(img); }, {1, cpuReps});
-      nlohmann::json r = record("cpu", cpu);
+      const double prepareMs = target->prepareCpu(shape);  // the CPU cost model, once: never timed
+      // One warm-up run, timed only to size the measurement: a slow op gets fewer reps.
+      const Stopwatch warmup;
+      cpuResult = target->runCpu(img);
+      const double warmupMs = warmup.elapsedMs();
+      const int reps = std::clamp(static_cast<int>(kCpuBudgetMs / std::max(warmupMs, 1e-3)), 1, cpuReps);
+      cpu = timeHost([&] { cpuResult = target->runCpu(img); }, {0, reps});
+      nlohmann::json r = record("cpu", cpu, prepareMs);
       r["threads"] = cpuThreads();
       report["records"].push_back(r);
     }
+    const std::string cpuChosen = a.noCpu ? "" : target->chosen(false);
     if (!gpuRun) {
-      std::printf("%-7s %12s\n", op.name.c_str(), formatMs(cpu.medianMs).c_str());
+      const std::string method = target->method() == "auto" ? "auto -> " + cpuChosen : target->method();
+      std::printf("%-12s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", op.name.c_str(),
+                  formatMs(cpu.medianMs).c_str(), "-", "", "-", "-", "-", "-", "-", "-", method.c_str());
       continue;
     }
 
@@ -252,7 +384,8 @@ void run(const BenchArgs& a) {
       gpu->upload(img, in);
       uploads.push_back(gpu->lastUpload().totalMs());
     }
-    const Stats compute = timeStream(gpu->stream(), [&] { filter->runGpu(*gpu, in, out); }, {2, a.reps});
+    const double prepareMs = target->prepareGpu(*gpu, in, out);  // calibration, plans: never timed
+    const Stats compute = timeStream(gpu->stream(), [&] { target->runGpu(*gpu, in, out); }, {2, a.reps});
     Image gpuResult;
     for (int i = 0; i < a.reps; ++i) {
       gpu->download(out, gpuResult);
@@ -260,7 +393,7 @@ void run(const BenchArgs& a) {
     }
     const double upload = Stats::of(uploads).medianMs, download = Stats::of(downloads).medianMs;
     const double achieved = gbps(bytes, compute.medianMs);
-    nlohmann::json r = record("gpu", compute);
+    nlohmann::json r = record("gpu", compute, prepareMs);
     r["upload_ms"] = upload;
     r["download_ms"] = download;
     r["pct_of_copy"] = 100.0 * achieved / copyGBs;
@@ -278,18 +411,27 @@ void run(const BenchArgs& a) {
                              std::to_string(tolerance) + ")");
     }
     report["records"].push_back(r);
+    std::string method = target->method();
+    if (method == "auto") {
+      const std::string gpuChosen = target->chosen(true);
+      method += " -> " + gpuChosen;
+      if (!cpuChosen.empty() && cpuChosen != gpuChosen) method += " (cpu: " + cpuChosen + ")";
+    }
     char range[48];
     std::snprintf(range, sizeof range, "(%s .. %s)", formatMs(compute.minMs).c_str(), formatMs(compute.maxMs).c_str());
     char speedup[32] = "-";
     if (!a.noCpu) std::snprintf(speedup, sizeof speedup, "%.0fx", cpu.medianMs / compute.medianMs);
-    std::printf("%-7s %12s %12s %21s %9s %9s %9s %8.0f %6.0f%% %12s\n", op.name.c_str(),
+    std::printf("%-12s %12s %12s %21s %9s %9s %9s %8.0f %6.0f%% %12s  %s\n", op.name.c_str(),
                 a.noCpu ? "-" : formatMs(cpu.medianMs).c_str(), formatMs(compute.medianMs).c_str(), range,
                 formatMs(upload).c_str(), formatMs(download).c_str(), speedup, achieved, 100.0 * achieved / copyGBs,
-                check.c_str());
+                check.c_str(), method.c_str());
   }
   std::printf(
       "\nGB/s: the bytes an op must move at least (each input sample read once, each output written once) "
-      "over its GPU compute time; %% copy: that against the device-to-device copy above\n");
+      "over its GPU compute time; %% copy: that against the device-to-device copy above. method: convK is direct; "
+      "auto says what its cost model took on the GPU (and on the CPU, when that differs); the CPU runs each "
+      "row's method too (direct: OpenCV filter2D; fft: cv::dft). Calibration and FFT plans are made before "
+      "timing (prepare_ms in the JSON)\n");
   if (jsonFile.is_open()) {
     jsonFile << report.dump(2) << "\n";
     if (!jsonFile) throw std::runtime_error("cannot write --json '" + a.json + "'");
@@ -304,7 +446,8 @@ void registerBench(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "Benchmark the filters on an NxN f32 image: CPU baseline vs GPU");
   cmd->add_option("--size", a->size, "Image side N (default 4096)");
-  cmd->add_option("--reps", a->reps, "Timed GPU repetitions (default 20; the CPU runs at most 5)");
+  cmd->add_option("--reps", a->reps,
+                  "Timed GPU repetitions (default 20; the CPU runs at most 5, fewer when one run is slow)");
   cmd->add_option("--ops", a->ops, std::string("Comma-separated ops (default ") + kAllOps + ")");
   cmd->add_option("--json", a->json, "Also write the results as JSON to FILE");
   cmd->add_flag("--no-cpu", a->noCpu, "Skip the CPU baselines (and the check against them)");

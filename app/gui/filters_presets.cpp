@@ -10,9 +10,9 @@ namespace gpulab::gui {
 namespace {
 
 void checkSide(int side, const char* what) {
-  if (side < 1 || side > kMaxEditorKernelSize)
+  if (side < 1 || side > kMaxEditorFftKernelSize)
     throw std::invalid_argument(std::string(what) + " " + std::to_string(side) + " is outside 1.." +
-                                std::to_string(kMaxEditorKernelSize));
+                                std::to_string(kMaxEditorFftKernelSize));
 }
 
 gpulab::Kernel2D fromRows(int width, int height, std::initializer_list<double> values) {
@@ -42,10 +42,11 @@ gpulab::Kernel2D gaussianKernel(double sigma, int size) {
   return k;
 }
 
-int gaussianSizeFor(double sigma) {
+int gaussianSizeFor(double sigma, int maxSide) {
+  maxSide = std::clamp(maxSide, 1, kMaxEditorFftKernelSize);
   if (!std::isfinite(sigma) || sigma <= 0) return 1;
   const double half = std::ceil(3 * sigma);
-  if (half >= kMaxEditorKernelSize / 2) return kMaxEditorKernelSize;
+  if (half >= maxSide / 2) return maxSide;
   return 2 * static_cast<int>(half) + 1;
 }
 

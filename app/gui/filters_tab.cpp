@@ -26,6 +26,7 @@
 
 #include "before_after_view.hpp"
 #include "gpulab/box_blur.hpp"
+#include "gpulab/conv_method.hpp"
 #include "gpulab/device_image.hpp"
 #include "image_convert.hpp"
 #include "kernel_editor.hpp"
@@ -74,8 +75,9 @@ bool sameSpec(const gpulab::FilterSpec& a, const gpulab::FilterSpec& b) {
     case FilterOp::Sobel:
       return a.component == b.component;
     case FilterOp::Conv:
-      return a.correlate == b.correlate && a.mode == b.mode && a.kernel.width == b.kernel.width &&
-             a.kernel.height == b.kernel.height && a.kernel.values == b.kernel.values;
+      return a.correlate == b.correlate && a.mode == b.mode && a.method == b.method &&
+             a.kernel.width == b.kernel.width && a.kernel.height == b.kernel.height &&
+             a.kernel.values == b.kernel.values;
   }
   return false;
 }
@@ -154,6 +156,8 @@ FilterRun runFilter(FiltersTab::WorkerState& state, WorkerContext& ctx, const gp
   run.input = QString::fromStdString(photo->describe());
   run.output = describeShape(outShape);
   run.beforeOffset = beforeOffsetFor(spec);
+  if (spec.op == FilterOp::Conv) run.method = QString::fromUtf8(gpulab::toString(spec.method));
+  const auto* byMethod = dynamic_cast<const gpulab::ConvMethodFilter*>(&filter);
   state.stagedBytes = std::max(state.stagedBytes, photo->sizeBytes());  // the photo's upload staged it
 
   if (wantGpu) {
@@ -168,6 +172,8 @@ FilterRun runFilter(FiltersTab::WorkerState& state, WorkerContext& ctx, const gp
     } else {
       gpulab::GpuContext& gpu = ctx.gpu();
       const gpulab::DeviceImage& in = ctx.devicePhoto();  // resident since the photo was set: no upload
+      // Calibration, plans and spectra now: never inside the timed runs.
+      run.gpuPrepareMs = filter.prepareGpu(gpu, in, state.gpuOut);
       const auto enqueue = [&] { filter.runGpu(gpu, in, state.gpuOut); };
       const gpulab::Stats probe = gpulab::timeStream(gpu.stream(), enqueue, {.warmup = 1, .reps = 1});
       const int reps = probe.medianMs <= kGpuSlowMs ? kGpuRepsFast : kGpuRepsSlow;
@@ -182,12 +188,18 @@ FilterRun runFilter(FiltersTab::WorkerState& state, WorkerContext& ctx, const gp
       }
       run.downloadMs = gpu.lastDownload().totalMs();
       run.gpu = std::make_shared<const gpulab::Image>(std::move(result));
+      if (byMethod != nullptr)
+        run.gpuChoice = byMethod->lastGpuChoice();
+      else if (spec.op == FilterOp::Conv)
+        run.gpuChoice = gpulab::ConvAlgorithm::Direct;
     }
   }
 
   if (wantCpu) {
     ctx.throwIfCancelled();
     const gpulab::CpuControl control = ctx.cpuControl();
+    run.cpuPrepareMs = filter.prepareCpu(gpulab::shapeOf(*photo));  // the CPU cost model: not timed
+    ctx.throwIfCancelled();
     std::vector<double> samples;
     gpulab::Stopwatch watch;
     gpulab::Image cpu = filter.runCpu(*photo, control);
@@ -204,6 +216,10 @@ FilterRun runFilter(FiltersTab::WorkerState& state, WorkerContext& ctx, const gp
     run.cpuTime = gpulab::Stats::of(samples);
     run.cpuThreads = gpulab::cpuThreads();
     run.cpu = std::make_shared<const gpulab::Image>(std::move(cpu));
+    if (byMethod != nullptr)
+      run.cpuChoice = byMethod->lastCpuChoice();
+    else if (spec.op == FilterOp::Conv)
+      run.cpuChoice = gpulab::ConvAlgorithm::Direct;
   }
   ctx.throwIfCancelled();
 
@@ -237,6 +253,42 @@ std::optional<PixelType> pixelTypeNamed(const QString& name) {
 }
 
 QString htmlEscaped(const QString& text) { return text.toHtmlEscaped(); }
+
+QString algorithmName(gpulab::ConvAlgorithm a) { return QString::fromUtf8(gpulab::toString(a)); }
+
+/// What auto took: "fft", "GPU fft, CPU direct"; empty when nothing ran.
+QString autoChoice(const FilterRun& r) {
+  if (r.gpuChoice && r.cpuChoice && *r.gpuChoice != *r.cpuChoice)
+    return QObject::tr("GPU %1, CPU %2").arg(algorithmName(*r.gpuChoice), algorithmName(*r.cpuChoice));
+  if (r.gpuChoice || r.cpuChoice) return algorithmName(r.gpuChoice ? *r.gpuChoice : *r.cpuChoice);
+  return {};
+}
+
+/// "direct", "fft", "auto → fft", "auto → GPU fft, CPU direct"; empty for the other filters.
+QString methodText(const FilterRun& r) {
+  if (r.method != QLatin1String("auto") || autoChoice(r).isEmpty()) return r.method;
+  return QStringLiteral("auto → %1").arg(autoChoice(r));
+}
+
+QString methodHintFor(gpulab::ConvMethod method) {
+  switch (method) {
+    case gpulab::ConvMethod::Direct:
+      return QObject::tr("Tiled GPU kernel; OpenCV filter2D on the CPU. Kernels up to %1x%1 here.")
+          .arg(kMaxEditorKernelSize);
+    case gpulab::ConvMethod::Fft:
+      return QObject::tr(
+                 "cuFFT on the GPU, cv::dft on the CPU; the direct result to float rounding. Kernels up to "
+                 "%1x%1.")
+          .arg(kMaxEditorFftKernelSize);
+    case gpulab::ConvMethod::Auto:
+      return QObject::tr(
+                 "Per run, the faster of the two by a cost model calibrated once per device, outside the "
+                 "timings. Kernels up to %1x%1; above %2, always FFT.")
+          .arg(kMaxEditorFftKernelSize)
+          .arg(gpulab::Conv2D::kMaxKernelSize);
+  }
+  return {};
+}
 
 QToolButton* makeToggle(const QString& text, const QString& tip) {
   auto* b = new QToolButton;
@@ -345,13 +397,33 @@ QWidget* FiltersTab::buildControls() {
 
   kernelEditor_ = new KernelEditor;
   kernelEditor_->setObjectName(QStringLiteral("kernelEditor"));
+  method_ = new QComboBox;
+  method_->setObjectName(QStringLiteral("convMethod"));
+  method_->addItem(tr("Direct"), static_cast<int>(ConvMethod::Direct));
+  method_->addItem(tr("FFT"), static_cast<int>(ConvMethod::Fft));
+  method_->addItem(tr("Auto"), static_cast<int>(ConvMethod::Auto));
+  method_->setToolTip(tr("How the convolution is computed; every method gives the same result to float rounding"));
+  methodHint_ = new QLabel;
+  methodHint_->setObjectName(QStringLiteral("convMethodHint"));
+  methodHint_->setWordWrap(true);
+  methodHint_->setEnabled(false);
+  auto* convPage = new QWidget;
+  auto* convLayout = new QVBoxLayout(convPage);
+  convLayout->setContentsMargins(0, 0, 0, 0);
+  auto* methodForm = new QFormLayout;
+  methodForm->setContentsMargins(0, 0, 0, 0);
+  methodForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  methodForm->addRow(tr("Method"), method_);
+  methodForm->addRow(methodHint_);
+  convLayout->addLayout(methodForm);
+  convLayout->addWidget(kernelEditor_);
 
   // One page per operation, in the combo's order; only the current one is shown (a QStackedWidget
   // would be as tall as its tallest page once word-wrapped labels are involved).
   params_ = new QWidget;
   auto* paramsLayout = new QVBoxLayout(params_);
   paramsLayout->setContentsMargins(0, 0, 0, 0);
-  for (QWidget* page : {boxPage, sobelPage, static_cast<QWidget*>(kernelEditor_)}) {
+  for (QWidget* page : {boxPage, sobelPage, convPage}) {
     paramsLayout->addWidget(page);
     pages_.push_back(page);
   }
@@ -497,6 +569,8 @@ QWidget* FiltersTab::buildControls() {
   resultLayout->addSpacing(4);
   resultLayout->addWidget(error_);
   resultLayout->addWidget(status_);
+  // The summary is never squeezed: a tall filter page (the kernel editor) scrolls instead.
+  resultBox->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Minimum);
 
   // The settings scroll; Apply and the result stay in view below them.
   auto* settings = new QWidget;
@@ -521,11 +595,13 @@ QWidget* FiltersTab::buildControls() {
   layout->addWidget(progressRow);
   layout->addWidget(resultBox);
 
-  for (QComboBox* box : {operation_, component_, border_}) {
+  for (QComboBox* box : {operation_, component_, border_, method_}) {
     box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     box->setMinimumContentsLength(8);
   }
   connect(operation_, &QComboBox::currentIndexChanged, this, &FiltersTab::operationChanged);
+  connect(method_, &QComboBox::currentIndexChanged, this, &FiltersTab::methodChanged);
+  methodHint_->setText(methodHintFor(ConvMethod::Direct));
   connect(radiusSlider_, &QSlider::valueChanged, this, [this](int v) {
     if (radius_->value() <= kRadiusSliderMax || v < kRadiusSliderMax) radius_->setValue(v);
   });
@@ -656,8 +732,21 @@ gpulab::FilterSpec FiltersTab::spec() const {
     s.kernel = kernelEditor_->kernel();
     s.correlate = kernelEditor_->correlate();
     s.mode = kernelEditor_->mode();
+    s.method = convMethod();
   }
   return s;
+}
+
+void FiltersTab::setConvMethod(gpulab::ConvMethod method) {
+  method_->setCurrentIndex(method_->findData(static_cast<int>(method)));
+}
+
+gpulab::ConvMethod FiltersTab::convMethod() const { return static_cast<ConvMethod>(method_->currentData().toInt()); }
+
+void FiltersTab::methodChanged() {
+  const ConvMethod method = convMethod();
+  methodHint_->setText(methodHintFor(method));
+  kernelEditor_->setMaxSide(editorKernelLimit(method));
 }
 
 void FiltersTab::setOperation(gpulab::FilterOp op) {
@@ -822,6 +911,8 @@ void FiltersTab::showRun(FilterRun run) {
     html += QStringLiteral("<tr><td>%1</td><td align='right'><b>%2</b></td></tr>").arg(what, value);
   };
   QStringList notes;
+  const QString method = methodText(r);
+  if (!method.isEmpty()) row(tr("Method"), htmlEscaped(method));
   std::optional<double> endToEnd;
   if (r.gpuCompute) {
     row(tr("GPU compute"), formatMs(r.gpuCompute->medianMs));
@@ -851,14 +942,24 @@ void FiltersTab::showRun(FilterRun run) {
           *r.maxAbsDiff == 0 ? tr("0 (identical)") : QString::number(*r.maxAbsDiff, 'g', 3));
   }
   html += QStringLiteral("</table>");
+  constexpr double kShownPrepareMs = 0.05;  // below that there was nothing to prepare
+  if (r.gpuCompute && r.gpuPrepareMs >= kShownPrepareMs)
+    notes << tr("GPU: %1 of one-time work (cost model calibration, FFT plans) before timing, not in the numbers.")
+                 .arg(formatMs(r.gpuPrepareMs));
+  if (r.cpuTime && r.cpuPrepareMs >= kShownPrepareMs)
+    notes << tr("CPU: cost model calibrated once, %1, before timing.").arg(formatMs(r.cpuPrepareMs));
   if (!r.gpuNote.isEmpty()) notes << tr("GPU not used: %1.").arg(htmlEscaped(r.gpuNote));
   if (!r.displayNote.isEmpty()) notes << sentence(htmlEscaped(r.displayNote));
   if (!notes.isEmpty())
     html += QStringLiteral("<p style='color:#9a9ea6'><small>%1</small></p>").arg(notes.join(QLatin1Char(' ')));
   setStatus(html);
 
+  // The Timings panel and the status bar name what auto took: "conv 31x31 same reflect101 auto → fft".
+  const QString operation = r.method == QLatin1String("auto") && !autoChoice(r).isEmpty()
+                                ? QStringLiteral("%1 → %2").arg(r.operation, autoChoice(r))
+                                : r.operation;
   RunTiming timing;
-  timing.operation = r.operation;
+  timing.operation = operation;
   timing.image = r.input;
   if (r.cpuTime) {
     timing.cpuMs = r.cpuTime->medianMs;
@@ -874,7 +975,7 @@ void FiltersTab::showRun(FilterRun run) {
   QStringList parts;
   if (r.gpuCompute) parts << tr("GPU %1").arg(formatMs(r.gpuCompute->medianMs));
   if (r.cpuTime) parts << tr("CPU %1").arg(formatMs(r.cpuTime->medianMs));
-  services_.showMessage(QStringLiteral("%1: %2").arg(r.operation, parts.join(QStringLiteral(", "))));
+  services_.showMessage(QStringLiteral("%1: %2").arg(operation, parts.join(QStringLiteral(", "))));
   updateActions();
 }
 

@@ -1,6 +1,10 @@
 // The "Filters" tab: box blur, Sobel and 2D convolution on the current photo, on the GPU and the
 // CPU side by side.
 //
+// Convolution has a Method: Direct (kernels up to 63x63 in the editor), FFT or Auto (up to 255x255);
+// Auto's choice on each side (GPU, CPU) is shown with the timings, and its one-time calibration
+// (and FFT plans) is done before timing and shown apart.
+//
 // Apply (Ctrl+Return) runs the filter on the engine's worker: on the GPU from the photo already
 // resident there (uploaded once, when the photo was set), compute timed with CUDA events after
 // warm-up runs, plus the download; on the CPU with the OpenCV baseline on all cores, with progress
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "gpulab/fft_conv.hpp"
 #include "gpulab/filter.hpp"
 #include "gpulab/image.hpp"
 #include "gpulab/timing.hpp"
@@ -47,6 +52,13 @@ struct FilterRun {
   QString input;           ///< "600x400 RGB u8"
   QString output;          ///< the result's shape
   QPoint beforeOffset;     ///< the original's top-left in the result's pixels ('full' / 'valid')
+  /// Convolution only (empty otherwise): the method asked for ("direct", "fft", "auto") and what
+  /// each side took (auto decides per device; fft and direct take themselves).
+  QString method;
+  std::optional<gpulab::ConvAlgorithm> gpuChoice;
+  std::optional<gpulab::ConvAlgorithm> cpuChoice;
+  double gpuPrepareMs = 0;  ///< one-time work before the GPU timing (calibration, plans): Filter::prepareGpu
+  double cpuPrepareMs = 0;  ///< the same before the CPU timing (the CPU cost model)
 
   std::shared_ptr<const gpulab::Image> gpu;  ///< the GPU's result, when the GPU ran
   QImage gpuDisplay;
@@ -78,6 +90,9 @@ class FiltersTab : public QWidget {
   void setRadius(int radius);
   void setSobelComponent(gpulab::SobelComponent component);
   void setBorder(gpulab::Border border);
+  /// Convolution's method; FFT and Auto let the kernel editor go up to kMaxEditorFftKernelSize.
+  void setConvMethod(gpulab::ConvMethod method);
+  gpulab::ConvMethod convMethod() const;
   /// Which implementations Apply runs; the GPU only where there is one.
   void setRunOn(bool cpu, bool gpu);
   KernelEditor& kernelEditor() noexcept { return *kernelEditor_; }
@@ -124,6 +139,7 @@ class FiltersTab : public QWidget {
   QWidget* buildViewPane();
   void createActions();
   void operationChanged();
+  void methodChanged();
   void borderChanged();
   void photoChanged();
   void queryDevice();
@@ -152,6 +168,8 @@ class FiltersTab : public QWidget {
   QLabel* radiusHint_ = nullptr;
   QComboBox* component_ = nullptr;
   KernelEditor* kernelEditor_ = nullptr;
+  QComboBox* method_ = nullptr;
+  QLabel* methodHint_ = nullptr;
   QComboBox* border_ = nullptr;
   QDoubleSpinBox* borderValue_ = nullptr;
   QCheckBox* gpu_ = nullptr;

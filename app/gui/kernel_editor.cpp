@@ -93,6 +93,19 @@ QColor cellColour(double v, double largest) {
   return v > 0 ? QColor(70, 130, 230, alpha) : QColor(230, 90, 70, alpha);
 }
 
+/// `k` on a w x h grid, centred: growing adds zeros around it, shrinking crops about its centre.
+gpulab::Kernel2D resizedCentred(const gpulab::Kernel2D& k, int w, int h) {
+  gpulab::Kernel2D resized{w, h, std::vector<double>(static_cast<std::size_t>(w) * h, 0.0)};
+  const int dx = (w - k.width) / 2, dy = (h - k.height) / 2;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int sx = x - dx, sy = y - dy;
+      if (sx >= 0 && sy >= 0 && sx < k.width && sy < k.height)
+        resized.values[static_cast<std::size_t>(y) * w + x] = k.at(sx, sy);
+    }
+  return resized;
+}
+
 QLabel* hint(const QString& text) {
   auto* label = new QLabel(text);
   label->setWordWrap(true);
@@ -128,17 +141,17 @@ void KernelEditor::buildUi() {
   gaussianLayout->setContentsMargins(0, 0, 0, 0);
   sigma_ = new QDoubleSpinBox;
   sigma_->setObjectName(QStringLiteral("gaussianSigma"));
-  sigma_->setRange(0.1, 20.0);
+  sigma_->setRange(0.1, 40.0);
   sigma_->setSingleStep(0.1);
   sigma_->setDecimals(2);
   sigma_->setValue(1.5);
   sigma_->setPrefix(QStringLiteral("σ "));
   gaussianSize_ = new QSpinBox;
   gaussianSize_->setObjectName(QStringLiteral("gaussianSize"));
-  gaussianSize_->setRange(0, kMaxEditorKernelSize);
+  gaussianSize_->setRange(0, maxSide_);
   gaussianSize_->setSpecialValueText(tr("size: auto (±3σ)"));
   gaussianSize_->setPrefix(tr("size "));
-  gaussianSize_->setToolTip(tr("Kernel side; auto holds ±3σ (odd, at most %1)").arg(kMaxEditorKernelSize));
+  gaussianSize_->setToolTip(tr("Kernel side; auto holds ±3σ (odd, at most %1)").arg(maxSide_));
   gaussianLayout->addWidget(sigma_);
   gaussianLayout->addWidget(gaussianSize_, 1);
   presetParams_->addWidget(gaussian);
@@ -152,7 +165,7 @@ void KernelEditor::buildUi() {
   motionLayout->setContentsMargins(0, 0, 0, 0);
   motionLength_ = new QSpinBox;
   motionLength_->setObjectName(QStringLiteral("motionLength"));
-  motionLength_->setRange(1, kMaxEditorKernelSize);
+  motionLength_->setRange(1, maxSide_);
   motionLength_->setValue(9);
   motionLength_->setPrefix(tr("length "));
   motionLength_->setSuffix(tr(" px"));
@@ -175,8 +188,8 @@ void KernelEditor::buildUi() {
   height_ = new QSpinBox;
   height_->setObjectName(QStringLiteral("kernelHeight"));
   for (QSpinBox* box : {width_, height_}) {
-    box->setRange(1, kMaxEditorKernelSize);
-    box->setToolTip(tr("1 to %1, odd or even").arg(kMaxEditorKernelSize));
+    box->setRange(1, maxSide_);
+    box->setToolTip(tr("1 to %1, odd or even").arg(maxSide_));
   }
   auto* sizeRow = new QHBoxLayout;
   sizeRow->addWidget(width_, 1);
@@ -294,7 +307,8 @@ void KernelEditor::presetChanged() {
     case KernelPreset::Custom:
       return;  // the table stays as it is
     case KernelPreset::Gaussian: {
-      const int size = gaussianSize_->value() == 0 ? gaussianSizeFor(sigma_->value()) : gaussianSize_->value();
+      const int size =
+          gaussianSize_->value() == 0 ? gaussianSizeFor(sigma_->value(), maxSide_) : gaussianSize_->value();
       kernel_ = gaussianKernel(sigma_->value(), size);
       break;
     }
@@ -329,11 +343,13 @@ void KernelEditor::becomeCustom() {
 // The table
 
 void KernelEditor::setKernel(const gpulab::Kernel2D& kernel) {
-  if (kernel.width < 1 || kernel.height < 1 || kernel.width > kMaxEditorKernelSize ||
-      kernel.height > kMaxEditorKernelSize)
-    throw std::invalid_argument("a kernel of " + std::to_string(kernel.width) + "x" + std::to_string(kernel.height) +
-                                " does not fit the editor: each side must be 1.." +
-                                std::to_string(kMaxEditorKernelSize));
+  if (kernel.width < 1 || kernel.height < 1 || kernel.width > maxSide_ || kernel.height > maxSide_)
+    throw std::invalid_argument(
+        "a kernel of " + std::to_string(kernel.width) + "x" + std::to_string(kernel.height) +
+        " does not fit the editor: each side must be 1.." + std::to_string(maxSide_) +
+        (maxSide_ < kMaxEditorFftKernelSize
+             ? " with the direct method (fft and auto take up to " + std::to_string(kMaxEditorFftKernelSize) + ")"
+             : std::string()));
   if (kernel.values.size() != static_cast<std::size_t>(kernel.width) * kernel.height)
     throw std::invalid_argument("the kernel's " + std::to_string(kernel.values.size()) +
                                 " values do not match its size " + std::to_string(kernel.width) + "x" +
@@ -344,6 +360,39 @@ void KernelEditor::setKernel(const gpulab::Kernel2D& kernel) {
   emit changed();
 }
 
+void KernelEditor::setMaxSide(int side) {
+  side = std::clamp(side, 1, kMaxEditorFftKernelSize);
+  if (side == maxSide_) return;
+  maxSide_ = side;
+  const int oldWidth = kernel_.width, oldHeight = kernel_.height;
+  {
+    // The ranges clamp the values they hold; the kernel follows below, once.
+    const QSignalBlocker a(gaussianSize_), b(motionLength_), c(width_), d(height_);
+    gaussianSize_->setMaximum(side);
+    gaussianSize_->setToolTip(tr("Kernel side; auto holds ±3σ (odd, at most %1)").arg(side));
+    motionLength_->setMaximum(side);
+    for (QSpinBox* box : {width_, height_}) {
+      box->setMaximum(side);
+      box->setToolTip(tr("1 to %1, odd or even").arg(side));
+    }
+  }
+  if (preset() == KernelPreset::Custom) {
+    if (oldWidth <= side && oldHeight <= side) return;
+    kernel_ = resizedCentred(kernel_, std::min(oldWidth, side), std::min(oldHeight, side));
+    showKernel();
+    emit changed();
+  } else {
+    presetChanged();  // recomputed within the new limit (an auto-sized Gaussian may grow, too)
+  }
+  if (oldWidth > side || oldHeight > side)
+    emit message(tr("This method takes kernels up to %1x%1 here: the %2x%3 kernel is now %4x%5.")
+                     .arg(side)
+                     .arg(oldWidth)
+                     .arg(oldHeight)
+                     .arg(kernel_.width)
+                     .arg(kernel_.height));
+}
+
 void KernelEditor::sizeChanged() {
   if (updating_) return;
   const int w = width_->value(), h = height_->value();
@@ -351,15 +400,7 @@ void KernelEditor::sizeChanged() {
     kernel_ = boxKernel(w, h);
   } else {
     // Keep the coefficients centred: a 3x3 grown to 5x5 gains a ring of zeros.
-    gpulab::Kernel2D resized{w, h, std::vector<double>(static_cast<std::size_t>(w) * h, 0.0)};
-    const int dx = (w - kernel_.width) / 2, dy = (h - kernel_.height) / 2;
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        const int sx = x - dx, sy = y - dy;
-        if (sx >= 0 && sy >= 0 && sx < kernel_.width && sy < kernel_.height)
-          resized.values[static_cast<std::size_t>(y) * w + x] = kernel_.at(sx, sy);
-      }
-    kernel_ = std::move(resized);
+    kernel_ = resizedCentred(kernel_, w, h);
     becomeCustom();
   }
   showKernel();

@@ -1,7 +1,7 @@
-// The convolution kernel editor of the Filters tab: a table of coefficients (1..63 a side, odd or
-// even, non-square), presets that fill it (Gaussian with sigma and size, sharpen, emboss, Laplacian,
-// motion blur with length and angle, box), a Normalise button, and the convolution's options
-// (correlate instead of convolve; output size same, full or valid).
+// The convolution kernel editor of the Filters tab: a table of coefficients (1..63 a side for the
+// direct method, up to 255 for fft and auto: setMaxSide; odd or even, non-square), presets that fill it (Gaussian with
+// sigma and size, sharpen, emboss, Laplacian, motion blur with length and angle, box), a Normalise button, and the
+// convolution's options (correlate instead of convolve; output size same, full or valid).
 //
 // Editing a cell or the size turns the preset to "Custom". Every change emits changed(); problems
 // (a cell that is not a number, normalising a kernel that sums to 0) come out as message().
@@ -31,9 +31,16 @@ class KernelEditor : public QWidget {
   explicit KernelEditor(QWidget* parent = nullptr);
 
   const gpulab::Kernel2D& kernel() const noexcept { return kernel_; }
-  /// Shows `kernel` and marks it Custom. Throws std::invalid_argument for a side outside 1..63 or a
-  /// value count that does not match the size.
+  /// Shows `kernel` and marks it Custom. Throws std::invalid_argument for a side outside
+  /// 1..maxSide() or a value count that does not match the size.
   void setKernel(const gpulab::Kernel2D& kernel);
+
+  /// The largest side the size boxes and presets offer: kMaxEditorKernelSize (the default) or up to
+  /// kMaxEditorFftKernelSize (editorKernelLimit of the method). Lowering it below the kernel's size
+  /// refits the kernel (a preset is recomputed with its size clamped, a custom kernel cropped about
+  /// its centre) and says so in a message().
+  void setMaxSide(int side);
+  int maxSide() const noexcept { return maxSide_; }
 
   KernelPreset preset() const;
   /// Selects a preset as the combo box does (fills the table with its current parameters).
@@ -64,6 +71,7 @@ class KernelEditor : public QWidget {
   void becomeCustom();
 
   gpulab::Kernel2D kernel_;
+  int maxSide_ = kMaxEditorKernelSize;
   bool updating_ = false;  // the table and spin boxes are being filled from kernel_
 
   QComboBox* preset_ = nullptr;

@@ -16,8 +16,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpulab/border.hpp"
@@ -29,6 +31,17 @@ namespace gpulab {
 enum class FilterOp { Box, Sobel, Conv };
 enum class SobelComponent { Magnitude, X, Y, Direction };
 enum class ConvMode { Same, Full, Valid };  ///< output size, as scipy.signal.convolve2d
+/// How a convolution is computed: direct (Conv2D, kernels up to 127x127), through the FFT
+/// (FftConvolver, up to 1024x1024), or auto: per run, whichever a cost model calibrated on the
+/// running GPU (or the CPU, for runCpu) expects to be faster; kernels above 127 always go to the FFT.
+enum class ConvMethod { Direct, Fft, Auto };
+
+/// "direct", "fft", "auto".
+std::string_view toString(ConvMethod method) noexcept;
+/// Parses the names above; std::nullopt for anything else.
+std::optional<ConvMethod> parseConvMethod(std::string_view name) noexcept;
+/// "direct|fft|auto", for help texts and error messages.
+std::string convMethodNames();
 
 /// A 2D kernel of coefficients, row-major, kernel.size() == width * height.
 struct Kernel2D {
@@ -47,6 +60,7 @@ struct FilterSpec {
   Kernel2D kernel;                                       ///< Conv
   bool correlate = false;                                ///< Conv: false = true convolution (flipped)
   ConvMode mode = ConvMode::Same;                        ///< Conv
+  ConvMethod method = ConvMethod::Direct;                ///< Conv (the other ops take Direct only)
 };
 
 /// Lets a long CPU run report progress (0..1) and stop early. Checked between slices of work
@@ -78,6 +92,13 @@ class Filter {
   /// (type not supported, a 'valid' output that would be empty, ...).
   virtual ImageShape outputShape(const ImageShape& in) const = 0;
 
+  /// Does now, blocking, the one-time work a first runGpu(gpu, in, out) would otherwise do inside
+  /// a timed run (cost model calibration, FFT plans, kernel spectra; `out` sized), and returns its
+  /// milliseconds. The default does nothing and returns 0: warm-up runs cover such filters.
+  virtual double prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out);
+  /// The same for runCpu on images of shape `in`. Default: nothing, 0.
+  virtual double prepareCpu(const ImageShape& in);
+
   virtual void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) = 0;
   virtual Image runCpu(const Image& in, const CpuControl& control = {}) const = 0;
   virtual Image runReference(const Image& in) const = 0;
@@ -94,6 +115,9 @@ class Filter {
 
 /// Builds the filter for `spec`, validating it first (negative radius, empty or oversized kernel,
 /// unknown combination): std::invalid_argument with one sentence saying what is allowed.
+/// Conv: spec.method Direct gives a Conv2D (a kernel above 127 a side throws, naming the fft and
+/// auto methods); Fft and Auto give a ConvMethodFilter (conv_method.hpp). The other ops take
+/// spec.method Direct only.
 std::unique_ptr<Filter> makeFilter(const FilterSpec& spec);
 
 /// Threads OpenCV uses for the CPU baselines (all cores unless the user limited it).
