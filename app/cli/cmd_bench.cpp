@@ -10,6 +10,10 @@
 // reported apart (prepare_ms in the JSON). The CPU column runs the row's own method (convK: OpenCV
 // filter2D; -fft: cv::dft; -auto: the CPU model's choice); a CPU run longer than kCpuBudgetMs / 5
 // gets fewer reps (down to 1) so the default run stays short; the JSON says how many.
+//
+// mandel-seahorse and mandel-full are the Mandelbrot views of `mandelbrot --bench` (1920x1080,
+// 1000 iterations, f32 and f64): GPU is the optimized kernel, with the plain (textbook) kernel's
+// time beside it; CPU is the same optimized algorithm on all cores.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +37,7 @@
 #include "gpulab/device_image.hpp"
 #include "gpulab/fft_filter.hpp"
 #include "gpulab/filter.hpp"
+#include "gpulab/mandelbrot.hpp"
 #include "gpulab/timing.hpp"
 
 namespace gpulab::cli {
@@ -41,8 +46,9 @@ namespace {
 
 constexpr const char* kAllOps =
     "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
-    "conv63-auto,fft-lowpass";
-constexpr const char* kOpForms = "boxK (odd K), sobel, convK, convK-fft, convK-auto or fft-lowpass";
+    "conv63-auto,fft-lowpass,mandel-seahorse,mandel-full";
+constexpr const char* kOpForms =
+    "boxK (odd K), sobel, convK, convK-fft, convK-auto, fft-lowpass, mandel-seahorse or mandel-full";
 /// The CPU's timed reps of one op fit in about this much time (at least one rep).
 constexpr double kCpuBudgetMs = 2000;
 
@@ -57,7 +63,8 @@ struct BenchArgs {
 
 struct BenchOp {
   std::string name;
-  bool lowpass = false;  ///< the FFT low-pass, not a Filter
+  bool lowpass = false;                      ///< the FFT low-pass, not a Filter
+  std::optional<MandelbrotView> mandelbrot;  ///< a Mandelbrot view, not a Filter (no input image)
   FilterSpec spec;
   nlohmann::json params;
   double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
@@ -161,6 +168,10 @@ BenchOp parseOp(const std::string& name) {
                  {"padding", toString(spec.padding)}};
     return op;  // a Gaussian low-pass: a positive kernel summing to 1, weightSum 1
   }
+  if (name == "mandel-seahorse" || name == "mandel-full") {
+    op.mandelbrot = name == "mandel-seahorse" ? seahorseValleyView() : wholeSetView();
+    return op;
+  }
   if (name == "sobel") {
     op.spec.op = FilterOp::Sobel;
     op.params = {{"component", "mag"}, {"border", "reflect101"}};
@@ -261,6 +272,65 @@ std::string formatMs(double ms) {
   return text;
 }
 
+/// One Mandelbrot view in f32 and f64: a table row each (GPU = the optimized kernel) and JSON
+/// records for the optimized and plain kernels and the CPU.
+void benchMandelbrot(const BenchOp& op, GpuContext* gpu, MandelbrotRenderer& renderer, const BenchArgs& a,
+                     nlohmann::json& report) {
+  for (Precision precision : {Precision::F32, Precision::F64}) {
+    MandelbrotView view = *op.mandelbrot;
+    view.precision = precision;
+    const std::string dtype(toString(precision));
+    char params[200];
+    std::snprintf(params, sizeof params, "center=%.15g,%.15g width=%g iters=%d", view.centerX, view.centerY, view.width,
+                  view.maxIterations);
+    auto record = [&](const char* impl, const Stats& s, double iterations) {
+      return nlohmann::json{{"op", op.name},
+                            {"params", params},
+                            {"width", view.imageWidth},
+                            {"height", view.imageHeight},
+                            {"channels", 1},
+                            {"dtype", dtype},
+                            {"impl", impl},
+                            {"median_ms", s.medianMs},
+                            {"min_ms", s.minMs},
+                            {"max_ms", s.maxMs},
+                            {"reps", s.reps},
+                            {"giter_per_s", s.medianMs > 0 ? iterations / s.medianMs * 1e-6 : 0.0}};
+    };
+    Stats cpu;
+    if (!a.noCpu) {
+      Image counts;
+      MandelbrotOptions counting;
+      counting.smooth = false;
+      cpu = timeHost([&] { counts = renderRawCpu(view, counting); }, {1, 3});
+      nlohmann::json r = record("cpu", cpu, countIterations(counts, view.maxIterations));
+      r["threads"] = cpuThreads();
+      report["records"].push_back(r);
+    }
+    const std::string name = op.name + " " + dtype;
+    if (gpu == nullptr) {
+      std::printf("%-20s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", name.c_str(), formatMs(cpu.medianMs).c_str(),
+                  "-", "", "-", "-", "-", "-", "-", "-", "optimized (1920x1080, 1000 iterations)");
+      continue;
+    }
+    MandelbrotOptions plainOptions;
+    plainOptions.variant = MandelbrotVariant::Plain;
+    const MandelbrotBenchResult optimized = benchmarkMandelbrot(*gpu, renderer, view, {}, {3, a.reps});
+    const MandelbrotBenchResult plain = benchmarkMandelbrot(*gpu, renderer, view, plainOptions, {3, a.reps});
+    report["records"].push_back(record("gpu-optimized", optimized.compute, optimized.iterations));
+    report["records"].push_back(record("gpu-plain", plain.compute, plain.iterations));
+    char range[48], speedup[32] = "-", method[96];
+    std::snprintf(range, sizeof range, "(%s .. %s)", formatMs(optimized.compute.minMs).c_str(),
+                  formatMs(optimized.compute.maxMs).c_str());
+    if (!a.noCpu) std::snprintf(speedup, sizeof speedup, "%.0fx", cpu.medianMs / optimized.compute.medianMs);
+    std::snprintf(method, sizeof method, "optimized; plain kernel %s ms (%.2fx)",
+                  formatMs(plain.compute.medianMs).c_str(), plain.compute.medianMs / optimized.compute.medianMs);
+    std::printf("%-20s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", name.c_str(),
+                a.noCpu ? "-" : formatMs(cpu.medianMs).c_str(), formatMs(optimized.compute.medianMs).c_str(), range,
+                "-", "-", speedup, "-", "-", "-", method);
+  }
+}
+
 void run(const BenchArgs& a) {
   if (a.size < 16 || a.size > 16384)
     throw UsageError("--size " + std::to_string(a.size) + " is not allowed: use 16 to 16384");
@@ -312,10 +382,15 @@ void run(const BenchArgs& a) {
         queryDevices().status.c_str(), n, n, cpuThreads(), cpuReps, kCpuBudgetMs / cpuReps / 1000);
   }
 
-  std::printf("\n%-12s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", "op", "CPU ms", "GPU ms", "(min .. max)",
+  std::printf("\n%-20s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", "op", "CPU ms", "GPU ms", "(min .. max)",
               "upload", "download", "speedup", "GB/s", "% copy", "max|gpu-cpu|", "method");
   std::vector<std::string> mismatches;
+  MandelbrotRenderer mandelbrotRenderer;
   for (BenchOp& op : ops) {
+    if (op.mandelbrot) {
+      benchMandelbrot(op, gpu.get(), mandelbrotRenderer, a, report);
+      continue;
+    }
     std::unique_ptr<BenchTarget> target;
     if (op.lowpass) {
       target = std::make_unique<LowpassTarget>(lowpassSpec());
@@ -324,7 +399,7 @@ void run(const BenchArgs& a) {
       try {
         filter = makeFilter(op.spec);
       } catch (const std::invalid_argument& e) {
-        std::printf("%-12s skipped: %s\n", op.name.c_str(), e.what());
+        std::printf("%-20s skipped: %s\n", op.name.c_str(), e.what());
         continue;
       }
       if (auto* box = dynamic_cast<BoxBlur*>(filter.get())) {
@@ -374,7 +449,7 @@ void run(const BenchArgs& a) {
     const std::string cpuChosen = a.noCpu ? "" : target->chosen(false);
     if (!gpuRun) {
       const std::string method = target->method() == "auto" ? "auto -> " + cpuChosen : target->method();
-      std::printf("%-12s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", op.name.c_str(),
+      std::printf("%-20s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", op.name.c_str(),
                   formatMs(cpu.medianMs).c_str(), "-", "", "-", "-", "-", "-", "-", "-", method.c_str());
       continue;
     }
@@ -421,7 +496,7 @@ void run(const BenchArgs& a) {
     std::snprintf(range, sizeof range, "(%s .. %s)", formatMs(compute.minMs).c_str(), formatMs(compute.maxMs).c_str());
     char speedup[32] = "-";
     if (!a.noCpu) std::snprintf(speedup, sizeof speedup, "%.0fx", cpu.medianMs / compute.medianMs);
-    std::printf("%-12s %12s %12s %21s %9s %9s %9s %8.0f %6.0f%% %12s  %s\n", op.name.c_str(),
+    std::printf("%-20s %12s %12s %21s %9s %9s %9s %8.0f %6.0f%% %12s  %s\n", op.name.c_str(),
                 a.noCpu ? "-" : formatMs(cpu.medianMs).c_str(), formatMs(compute.medianMs).c_str(), range,
                 formatMs(upload).c_str(), formatMs(download).c_str(), speedup, achieved, 100.0 * achieved / copyGBs,
                 check.c_str(), method.c_str());

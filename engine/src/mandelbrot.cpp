@@ -92,8 +92,6 @@ std::string_view toString(MandelbrotVariant variant) noexcept {
   switch (variant) {
     case MandelbrotVariant::Optimized:
       return "optimized";
-    case MandelbrotVariant::Tiled:
-      return "tiled";
     case MandelbrotVariant::Plain:
       return "plain";
   }
@@ -101,9 +99,9 @@ std::string_view toString(MandelbrotVariant variant) noexcept {
 }
 
 MandelbrotVariant parseMandelbrotVariant(std::string_view name) {
-  for (MandelbrotVariant v : {MandelbrotVariant::Optimized, MandelbrotVariant::Tiled, MandelbrotVariant::Plain})
+  for (MandelbrotVariant v : {MandelbrotVariant::Optimized, MandelbrotVariant::Plain})
     if (toString(v) == name) return v;
-  throw std::invalid_argument("unknown Mandelbrot variant '" + std::string(name) + "': use optimized, tiled or plain");
+  throw std::invalid_argument("unknown Mandelbrot variant '" + std::string(name) + "': use optimized or plain");
 }
 
 std::array<double, 2> parsePoint(std::string_view text, std::string_view what) {
@@ -214,6 +212,7 @@ kernels::EscapeParams escapeParams(const MandelbrotView& view, const MandelbrotO
   p.juliaY = view.juliaY;
   p.width = view.rawWidth();
   p.height = view.rawHeight();
+  p.periodicityTolerance = p.spacing * kernels::kPeriodicityTolerance;
   p.maxIterations = view.maxIterations;
   p.julia = view.julia;
   const bool plain = options.variant == MandelbrotVariant::Plain;
@@ -367,53 +366,39 @@ kernels::Plane<const float> MandelbrotRenderer::rawPlane() const {
   return {raw_.as<float>(), w, f.view.rawHeight(), static_cast<std::size_t>(w) * sizeof(float)};
 }
 
-std::size_t MandelbrotRenderer::deviceBytes() const noexcept {
-  return raw_.size() + rgba_.size() + table_.size() + queue_.size();
-}
+std::size_t MandelbrotRenderer::deviceBytes() const noexcept { return raw_.size() + rgba_.size() + table_.size(); }
 
-void MandelbrotRenderer::ensureQueue(GpuContext& gpu) {
-  if (queueDevice_ == gpu.device() && !queue_.empty()) return;
+void MandelbrotRenderer::ensureDevice(GpuContext& gpu) {
+  if (device_ == gpu.device()) return;
   // A different device: everything held belongs to the old one.
   raw_.reset();
   rgba_.reset();
   table_.reset();
   tableUploaded_ = false;
   tableCopied_.reset();
-  persistentBlocks_ = {};
   hasFrame_ = false;
   hasColour_ = false;
-  queue_ = DeviceBuffer(sizeof(kernels::EscapeWorkQueue));
-  GPULAB_CUDA_CHECK(cudaMemsetAsync(queue_.data(), 0, queue_.size(), gpu.stream()));
-  queueDevice_ = gpu.device();
+  device_ = gpu.device();
 }
 
 const MandelbrotFrame& MandelbrotRenderer::compute(GpuContext& gpu, const MandelbrotView& view,
                                                    const MandelbrotOptions& options) {
   const PrecisionChoice choice = choosePrecision(view);  // validates; throws before any work
-  ensureQueue(gpu);
+  ensureDevice(gpu);
   const kernels::EscapeParams p = escapeParams(view, options);
   const std::size_t bytes = static_cast<std::size_t>(p.width) * p.height * sizeof(float);
   raw_.reserve(bytes);
-
-  kernels::EscapeSchedule schedule = kernels::EscapeSchedule::Plain;
-  if (options.variant == MandelbrotVariant::Optimized) schedule = kernels::EscapeSchedule::Balanced;
-  if (options.variant == MandelbrotVariant::Tiled) schedule = kernels::EscapeSchedule::Tiled;
-  const bool f64 = choice.used == Precision::F64;
-  int& blocks = persistentBlocks_[(f64 ? 2 : 0) + (schedule == kernels::EscapeSchedule::Tiled ? 1 : 0)];
-  if (schedule != kernels::EscapeSchedule::Plain && blocks == 0)
-    blocks = f64 ? kernels::escapeTimePersistentBlocks<double>(schedule, gpu.device())
-                 : kernels::escapeTimePersistentBlocks<float>(schedule, gpu.device());
-
+  const kernels::EscapeSchedule schedule =
+      options.variant == MandelbrotVariant::Plain ? kernels::EscapeSchedule::Plain : kernels::EscapeSchedule::Optimized;
   const kernels::Plane<float> raw{raw_.as<float>(), p.width, p.height,
                                   static_cast<std::size_t>(p.width) * sizeof(float)};
-  auto* queue = queue_.as<kernels::EscapeWorkQueue>();
   // The precision ladder: one case per rung.
   switch (choice.used) {
     case Precision::F32:
-      kernels::launchEscapeTime<float>(p, schedule, raw, queue, blocks, gpu.stream());
+      kernels::launchEscapeTime<float>(p, schedule, raw, gpu.stream());
       break;
     case Precision::F64:
-      kernels::launchEscapeTime<double>(p, schedule, raw, queue, blocks, gpu.stream());
+      kernels::launchEscapeTime<double>(p, schedule, raw, gpu.stream());
       break;
     case Precision::Auto:
       throw std::logic_error("choosePrecision returned no precision");
@@ -424,7 +409,7 @@ const MandelbrotFrame& MandelbrotRenderer::compute(GpuContext& gpu, const Mandel
   return frame_;
 }
 
-void MandelbrotRenderer::colour(GpuContext& gpu, const Colouring& colouring) {
+void MandelbrotRenderer::colour(GpuContext& gpu, const Colouring& colouring, ChannelOrder order) {
   if (!hasFrame_) throw std::logic_error("colour() needs a frame: call compute() first");
   validate(colouring);
   const std::array<Rgba8, Palette::kTableSize> table = colouring.palette.table();
@@ -444,7 +429,9 @@ void MandelbrotRenderer::colour(GpuContext& gpu, const Colouring& colouring) {
   rgba_.reserve(static_cast<std::size_t>(v.imageWidth) * v.imageHeight * 4);
   const kernels::Plane<uchar4> rgba{rgba_.as<uchar4>(), v.imageWidth, v.imageHeight,
                                     static_cast<std::size_t>(v.imageWidth) * 4};
-  kernels::launchColourize(rawPlane(), table_.as<uchar4>(), colourParams(colouring, v.supersample), rgba, gpu.stream());
+  kernels::ColourParams params = colourParams(colouring, v.supersample);
+  params.bgra = order == ChannelOrder::Bgra;
+  kernels::launchColourize(rawPlane(), table_.as<uchar4>(), params, rgba, gpu.stream());
   hasColour_ = true;
 }
 
@@ -467,6 +454,22 @@ Image MandelbrotRenderer::downloadRgba(GpuContext& gpu) {
   if (!hasColour_) throw std::logic_error("downloadRgba() needs a coloured frame: call colour() first");
   const MandelbrotView& v = frame_.view;
   return download(gpu, rgba_.data(), v.imageWidth, v.imageHeight, 4, PixelType::U8);
+}
+
+void MandelbrotRenderer::downloadRgba(GpuContext& gpu, std::byte* dst, std::size_t dstPitch) {
+  if (!hasColour_) throw std::logic_error("downloadRgba() needs a coloured frame: call colour() first");
+  const MandelbrotView& v = frame_.view;
+  const std::size_t rowBytes = static_cast<std::size_t>(v.imageWidth) * 4;
+  if (dst == nullptr || dstPitch < rowBytes)
+    throw std::invalid_argument("downloadRgba() needs a destination with rows of at least " + std::to_string(rowBytes) +
+                                " bytes, not " + std::to_string(dstPitch));
+  const std::size_t bytes = rowBytes * v.imageHeight;
+  staging_.reserve(bytes);
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), rgba_.data(), bytes, cudaMemcpyDeviceToHost, gpu.stream()));
+  gpu.synchronize();
+  const auto* src = static_cast<const std::byte*>(staging_.data());
+  for (int y = 0; y < v.imageHeight; ++y)
+    std::memcpy(dst + static_cast<std::size_t>(y) * dstPitch, src + static_cast<std::size_t>(y) * rowBytes, rowBytes);
 }
 
 Image renderMandelbrot(GpuContext& gpu, MandelbrotRenderer& renderer, const MandelbrotView& view,
@@ -503,6 +506,26 @@ MandelbrotBenchResult benchmarkMandelbrot(GpuContext& gpu, MandelbrotRenderer& r
 
 // ---------------------------------------------------------------------------------------------
 // PNG metadata
+
+Image opaqueToRgb(const Image& rgba) {
+  if (rgba.type() != PixelType::U8 || rgba.channels() != 4) return rgba;
+  for (int y = 0; y < rgba.height(); ++y) {
+    const std::uint8_t* row = rgba.row<std::uint8_t>(y);
+    for (int x = 0; x < rgba.width(); ++x)
+      if (row[4 * x + 3] != 255) return rgba;
+  }
+  Image rgb(rgba.width(), rgba.height(), 3, PixelType::U8);
+  for (int y = 0; y < rgba.height(); ++y) {
+    const std::uint8_t* in = rgba.row<std::uint8_t>(y);
+    std::uint8_t* out = rgb.row<std::uint8_t>(y);
+    for (int x = 0; x < rgba.width(); ++x) {
+      out[3 * x] = in[4 * x];
+      out[3 * x + 1] = in[4 * x + 1];
+      out[3 * x + 2] = in[4 * x + 2];
+    }
+  }
+  return rgb;
+}
 
 std::map<std::string, std::string> pngTextFromView(const MandelbrotView& view, const Colouring& colouring,
                                                    Precision used) {

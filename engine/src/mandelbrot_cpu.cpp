@@ -14,14 +14,15 @@ namespace {
 
 using kernels::EscapeParams;
 
-template <class T>
+template <class T, bool kPlain>
 [[gnu::always_inline]] inline void computeRowBody(const EscapeParams& p, int j, float* out) {
-  for (int i = 0; i < p.width; ++i) out[i] = kernels::escapeValue<T>(p, i, j);
+  for (int i = 0; i < p.width; ++i)
+    out[i] = kPlain ? kernels::plainEscapeValue<T>(p, i, j) : kernels::escapeValue<T>(p, i, j);
 }
 
-template <class T>
+template <class T, bool kPlain>
 void computeRow(const EscapeParams& p, int j, float* out) {
-  computeRowBody<T>(p, j, out);
+  computeRowBody<T, kPlain>(p, j, out);
 }
 
 // The escape loop is a chain of fmas. Built for baseline x86-64, fmaf() is a call into libm (exact but
@@ -29,20 +30,25 @@ void computeRow(const EscapeParams& p, int j, float* out) {
 // identically, so the counts do not depend on which one runs.
 #if defined(__x86_64__) || defined(__i386__)
 #define GPULAB_HAVE_FMA_CLONE 1
-template <class T>
+template <class T, bool kPlain>
 __attribute__((target("fma"))) void computeRowFma(const EscapeParams& p, int j, float* out) {
-  computeRowBody<T>(p, j, out);
+  computeRowBody<T, kPlain>(p, j, out);
 }
 #endif
 
 using RowFunction = void (*)(const EscapeParams&, int, float*);
 
-template <class T>
+template <class T, bool kPlain>
 RowFunction rowFunction() {
 #if defined(GPULAB_HAVE_FMA_CLONE)
-  if (__builtin_cpu_supports("fma")) return &computeRowFma<T>;
+  if (__builtin_cpu_supports("fma")) return &computeRowFma<T, kPlain>;
 #endif
-  return &computeRow<T>;
+  return &computeRow<T, kPlain>;
+}
+
+template <class T>
+RowFunction rowFunction(MandelbrotVariant variant) {
+  return variant == MandelbrotVariant::Plain ? rowFunction<T, true>() : rowFunction<T, false>();
 }
 
 }  // namespace
@@ -51,7 +57,8 @@ Image renderRawCpu(const MandelbrotView& view, const MandelbrotOptions& options,
   const PrecisionChoice choice = choosePrecision(view);
   const EscapeParams p = escapeParams(view, options);
   Image raw(p.width, p.height, 1, PixelType::F32);
-  const RowFunction row = choice.used == Precision::F64 ? rowFunction<double>() : rowFunction<float>();
+  const RowFunction row =
+      choice.used == Precision::F64 ? rowFunction<double>(options.variant) : rowFunction<float>(options.variant);
 
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const int threads = std::clamp(options.cpuThreads > 0 ? options.cpuThreads : static_cast<int>(hardware), 1, p.height);
