@@ -32,13 +32,13 @@
 #include <QVBoxLayout>
 #include <QWheelEvent>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <thread>
 
 #include "gpulab/image_io.hpp"
 #include "gpulab/timing.hpp"
-#include "image_convert.hpp"
 #include "run_timing.hpp"
 #include "timings_panel.hpp"
 
@@ -77,8 +77,19 @@ std::optional<QPointF> parsePointText(const QString& text) {
 struct FrameResult {
   QImage image;
   std::optional<double> computeMs;  // empty for a recolour
+  double workerMs = 0;
   bool onGpu = false;
 };
+
+static_assert(std::endian::native == std::endian::little, "ChannelOrder::Bgra is QImage::Format_RGB32 here");
+
+/// The RGBA frame as the canvas draws it fastest: RGB32, the raster backing store's own layout, so a
+/// paint copies (or scales) pixels without converting them. Converted here, on the worker.
+QImage displayImage(const gpulab::Image& rgba) {
+  const QImage wrapped(reinterpret_cast<const uchar*>(rgba.data()), rgba.width(), rgba.height(),
+                       static_cast<qsizetype>(rgba.rowBytes()), QImage::Format_RGBA8888);
+  return wrapped.convertToFormat(QImage::Format_RGB32);
+}
 
 struct CpuComparison {
   double cpuMs = 0;
@@ -202,6 +213,7 @@ void MandelbrotCanvas::setView(const MandelbrotView& view) {
 void MandelbrotCanvas::setFrame(const QImage& image, const MandelbrotView& frameView) {
   frame_ = image;
   frameView_ = frameView;
+  ++frameSerial_;
   update();
 }
 
@@ -224,6 +236,7 @@ void MandelbrotCanvas::paintEvent(QPaintEvent*) {
     const double dpr = devicePixelRatioF();
     painter.drawImage(QRectF(target.topLeft() / dpr, target.size() / dpr), frame_);
   }
+  const bool newFrame = !frame_.isNull() && sameSet && frameSerial_ != presentedSerial_;
   if (!message_.isEmpty()) {
     QFont font = painter.font();
     font.setPointSizeF(font.pointSizeF() * 1.2);
@@ -232,6 +245,10 @@ void MandelbrotCanvas::paintEvent(QPaintEvent*) {
     painter.fillRect(box, QColor(0, 0, 0, 190));
     painter.setPen(QColor(255, 210, 120));
     painter.drawText(box.adjusted(12, 8, -12, -8), Qt::AlignCenter | Qt::TextWordWrap, message_);
+  }
+  if (newFrame) {
+    presentedSerial_ = frameSerial_;
+    emit framePresented(frameSerial_);
   }
 }
 
@@ -382,8 +399,10 @@ void MandelbrotTab::buildUi() {
   restTimer_->setInterval(kRestMs);
 
   backButton_ = new QPushButton(tr("Back"));
+  backButton_->setObjectName(QStringLiteral("mandelbrotBack"));
   backButton_->setShortcut(QKeySequence::Back);
   forwardButton_ = new QPushButton(tr("Forward"));
+  forwardButton_->setObjectName(QStringLiteral("mandelbrotForward"));
   forwardButton_->setShortcut(QKeySequence::Forward);
   auto* homeButton = new QPushButton(tr("Home"));
   auto* navigation = new QHBoxLayout;
@@ -392,12 +411,13 @@ void MandelbrotTab::buildUi() {
   navigation->addWidget(homeButton);
 
   bookmarkBox_ = new QComboBox;
+  bookmarkBox_->setObjectName(QStringLiteral("mandelbrotBookmarks"));
   bookmarkBox_->setToolTip(tr("Well-known places and your own bookmarks"));
-  auto* addBookmark = new QPushButton(tr("Add"));
-  addBookmark->setToolTip(tr("Bookmark the current view"));
+  auto* addBookmarkButton = new QPushButton(tr("Add"));
+  addBookmarkButton->setToolTip(tr("Bookmark the current view"));
   auto* bookmarkRow = new QHBoxLayout;
   bookmarkRow->addWidget(bookmarkBox_, 1);
-  bookmarkRow->addWidget(addBookmark);
+  bookmarkRow->addWidget(addBookmarkButton);
 
   mode_ = new QComboBox;
   mode_->addItem(tr("Mandelbrot set"));
@@ -418,6 +438,7 @@ void MandelbrotTab::buildUi() {
   iterationRow->addWidget(autoIterations_);
 
   precision_ = new QComboBox;
+  precision_->setObjectName(QStringLiteral("mandelbrotPrecision"));
   precision_->addItem(tr("auto"), static_cast<int>(gpulab::Precision::Auto));
   precision_->addItem(QStringLiteral("float32"), static_cast<int>(gpulab::Precision::F32));
   precision_->addItem(QStringLiteral("float64"), static_cast<int>(gpulab::Precision::F64));
@@ -426,12 +447,14 @@ void MandelbrotTab::buildUi() {
          "(pixel spacing >= 2^-20 max(|x|, |y|, 1)), then float64 down to 2^-49"));
 
   palette_ = new QComboBox;
+  palette_->setObjectName(QStringLiteral("mandelbrotPalette"));
   for (const std::string& name : gpulab::paletteNames()) palette_->addItem(QString::fromStdString(name));
   palette_->addItem(tr("custom gradient"));
   gradient_ = new QLineEdit(QString::fromStdString(customPalette_.gradientText()));
   gradient_->setToolTip(tr("position:#rrggbb, comma separated, positions in [0, 1), cyclic"));
   gradient_->setEnabled(false);
   offset_ = new QSlider(Qt::Horizontal);
+  offset_->setObjectName(QStringLiteral("mandelbrotOffset"));
   offset_->setRange(0, kOffsetSteps - 1);
   offset_->setToolTip(tr("Shifts the palette (recolours without recomputing)"));
   density_ = new QDoubleSpinBox;
@@ -471,8 +494,10 @@ void MandelbrotTab::buildUi() {
   message_->hide();
 
   cpuButton_ = new QPushButton(tr("CPU render"));
+  cpuButton_->setObjectName(QStringLiteral("mandelbrotCpuRender"));
   cpuButton_->setToolTip(tr("Render the current view on every CPU core and compare with the GPU"));
   cancelButton_ = new QPushButton(tr("Cancel"));
+  cancelButton_->setObjectName(QStringLiteral("mandelbrotCancel"));
   cancelButton_->setEnabled(false);
   cpuProgress_ = new QProgressBar;
   cpuProgress_->setRange(0, 100);
@@ -520,6 +545,7 @@ void MandelbrotTab::buildUi() {
   connect(canvas_, &MandelbrotCanvas::juliaRequested, this, &MandelbrotTab::toJulia);
   connect(canvas_, &MandelbrotCanvas::mandelbrotRequested, this, &MandelbrotTab::toMandelbrot);
   connect(canvas_, &MandelbrotCanvas::resized, this, &MandelbrotTab::canvasResized);
+  connect(canvas_, &MandelbrotCanvas::framePresented, this, &MandelbrotTab::canvasPresented);
   connect(restTimer_, &QTimer::timeout, this, [this] {
     commitHistory();
     scheduleRender();
@@ -527,7 +553,7 @@ void MandelbrotTab::buildUi() {
   connect(backButton_, &QPushButton::clicked, this, &MandelbrotTab::back);
   connect(forwardButton_, &QPushButton::clicked, this, &MandelbrotTab::forward);
   connect(homeButton, &QPushButton::clicked, this, &MandelbrotTab::home);
-  connect(addBookmark, &QPushButton::clicked, this, &MandelbrotTab::addBookmark);
+  connect(addBookmarkButton, &QPushButton::clicked, this, &MandelbrotTab::addBookmarkWithDialog);
   connect(bookmarkBox_, &QComboBox::activated, this, &MandelbrotTab::bookmarkChosen);
   connect(mode_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index == 1) {
@@ -784,15 +810,23 @@ void MandelbrotTab::updateInfo() {
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-MandelbrotView MandelbrotTab::renderView(Quality quality) const {
+MandelbrotView MandelbrotTab::renderView(Quality quality, int divisor) const {
   MandelbrotView v = view_;
   if (quality == Quality::Preview) {
-    v.imageWidth = std::max(1, v.imageWidth / 2);
-    v.imageHeight = std::max(1, v.imageHeight / 2);
+    v.imageWidth = std::max(1, v.imageWidth / divisor);
+    v.imageHeight = std::max(1, v.imageHeight / divisor);
   } else if (quality == Quality::Super) {
     v.supersample = supersample_->currentData().toInt();
   }
   return v;
+}
+
+int MandelbrotTab::previewDivisor() const {
+  if (!msPerMegapixel_) return 2;  // nothing measured yet
+  const double megapixels = static_cast<double>(view_.imageWidth) * view_.imageHeight * 1e-6;
+  for (int divisor : {1, 2})
+    if (*msPerMegapixel_ * megapixels / (divisor * divisor) <= kInteractiveFrameBudgetMs) return divisor;
+  return 4;
 }
 
 void MandelbrotTab::scheduleRender() {
@@ -804,14 +838,15 @@ void MandelbrotTab::scheduleRender() {
   pending_ = false;
   if (inFlight_) return;  // frameDone asks again for the newest view
   const gpulab::Colouring c = colouring();
-  const FrameKey preview{renderView(Quality::Preview), c}, full{renderView(Quality::Full), c},
-      super{renderView(Quality::Super), c};
+  const int divisor = previewDivisor();
+  const FrameKey full{renderView(Quality::Full), c}, super{renderView(Quality::Super), c};
+  const FrameKey preview = divisor == 1 ? full : FrameKey{renderView(Quality::Preview, divisor), c};
   const bool superWanted = supersample_->currentData().toInt() > 1;
   auto shownView = [this](const FrameKey& k) { return shown_ && shown_->view == k.view; };
   FrameKey target = full;
   if (restTimer_->isActive()) {
     if (!shownView(full) && !shownView(super))
-      target = preview;  // never step down while moving
+      target = preview;  // full resolution when it fits the frame budget; never step down while moving
     else
       target = shownView(super) ? super : full;
   } else if (superWanted && (shownView(full) || shownView(super))) {
@@ -834,12 +869,13 @@ void MandelbrotTab::scheduleRender() {
 
 void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly) {
   inFlight_ = true;
+  submittedAtMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
   const std::shared_ptr<WorkerState> state = state_;
   services_.engine.submit(
       this,
       [state, key, recolourOnly](WorkerContext& ctx) {
+        gpulab::Stopwatch worker;
         FrameResult r;
-        gpulab::Image rgba;
         const gpulab::MandelbrotOptions options;
         if (ctx.hasGpu()) {
           gpulab::GpuContext& gpu = ctx.gpu();
@@ -852,8 +888,11 @@ void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly) {
             r.computeMs = s.medianMs;
             state->gpuRawView = key.view;
           }
-          state->renderer.colour(gpu, key.colouring);
-          rgba = state->renderer.downloadRgba(gpu);
+          // BGRA straight into an RGB32 image: the backing store's layout, no conversion anywhere.
+          state->renderer.colour(gpu, key.colouring, gpulab::ChannelOrder::Bgra);
+          r.image = QImage(key.view.imageWidth, key.view.imageHeight, QImage::Format_RGB32);
+          state->renderer.downloadRgba(gpu, reinterpret_cast<std::byte*>(r.image.bits()),
+                                       static_cast<std::size_t>(r.image.bytesPerLine()));
           r.onGpu = true;
         } else {
           if (!recolourOnly || !(state->cpuRawView == key.view)) {
@@ -863,14 +902,14 @@ void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly) {
             r.computeMs = watch.elapsedMs();
             state->cpuRawView = key.view;
           }
-          rgba = gpulab::colourRaw(state->cpuRaw, key.colouring, key.view.supersample);
+          r.image = displayImage(gpulab::colourRaw(state->cpuRaw, key.colouring, key.view.supersample));
         }
-        r.image = toQImage(rgba);
+        r.workerMs = worker.elapsedMs();
         return r;
       },
       [this, key](FrameResult r) {
         inFlight_ = false;
-        frameDone(r.image, key, r.computeMs, r.onGpu);
+        frameDone(r.image, key, r.computeMs, r.workerMs, r.onGpu);
         scheduleRender();
       },
       {.coalesceKey = QStringLiteral("mandelbrot-frame"),
@@ -887,7 +926,8 @@ void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly) {
        .progress = {}});
 }
 
-void MandelbrotTab::frameDone(const QImage& image, const FrameKey& key, std::optional<double> computeMs, bool onGpu) {
+void MandelbrotTab::frameDone(const QImage& image, const FrameKey& key, std::optional<double> computeMs,
+                              double workerMs, bool onGpu) {
   canvas_->setFrame(image, key.view);
   shown_ = key;
   failed_.reset();
@@ -895,20 +935,54 @@ void MandelbrotTab::frameDone(const QImage& image, const FrameKey& key, std::opt
   const qint64 now = clock_.elapsed();
   frameTimes_.push_back(now);
   while (!frameTimes_.empty() && frameTimes_.front() < now - 1000) frameTimes_.pop_front();
-  if (computeMs) lastComputeMs_ = computeMs;
-  const bool full = key.view.imageWidth == view_.imageWidth;
+  if (computeMs) {
+    lastComputeMs_ = computeMs;
+    // The frame budget follows the recent frames (their iteration counts change with the view).
+    const double sample = workerMs / (static_cast<double>(key.view.rawWidth()) * key.view.rawHeight() * 1e-6);
+    msPerMegapixel_ = msPerMegapixel_ ? 0.5 * (*msPerMegapixel_ + sample) : sample;
+  }
+  const int divisor =
+      std::max(1, static_cast<int>(std::lround(static_cast<double>(view_.imageWidth) / key.view.imageWidth)));
+  const bool full = divisor == 1;
+  MandelbrotFrameInfo info;
+  info.view = key.view;
+  info.width = key.view.rawWidth();
+  info.height = key.view.rawHeight();
+  info.divisor = divisor;
+  info.computeMs = computeMs;
+  info.workerMs = workerMs;
+  info.latencyMs = submittedAtMs_;  // the start; canvasPresented subtracts it
+  info.onGpu = onGpu;
+  unpresented_ = info;
+  unpresentedSerial_ = canvas_->frameSerial();
   QStringList lines;
   if (lastComputeMs_)
     lines << tr("%1 frame  %2 compute  (%3x%4%5)")
                  .arg(onGpu ? tr("GPU") : tr("CPU"), formatMs(*lastComputeMs_))
                  .arg(key.view.rawWidth())
                  .arg(key.view.rawHeight())
-                 .arg(key.view.supersample > 1 ? tr(", supersampled") : (full ? QString() : tr(", preview")));
+                 .arg(key.view.supersample > 1 ? tr(", supersampled")
+                                               : (full ? QString() : tr(", preview 1/%1").arg(divisor)));
   if (!computeMs) lines << tr("recoloured without recomputing");
   if (frameTimes_.size() > 1) lines << tr("%1 frames in the last second").arg(frameTimes_.size());
   if (!onGpu) lines << tr("no GPU: frames are rendered on the CPU");
   timing_->setText(lines.join(QLatin1Char('\n')));
   emit frameShown(full);
+}
+
+bool MandelbrotTab::showsCurrentView() const {
+  if (inFlight_ || unpresented_ || restTimer_->isActive() || !shown_) return false;
+  const FrameKey full{renderView(Quality::Full), colouring()};
+  return *shown_ == full ||
+         (supersample_->currentData().toInt() > 1 && *shown_ == FrameKey{renderView(Quality::Super), full.colouring});
+}
+
+void MandelbrotTab::canvasPresented(quint64 serial) {
+  if (!unpresented_ || serial != unpresentedSerial_) return;
+  MandelbrotFrameInfo info = *unpresented_;
+  unpresented_.reset();
+  info.latencyMs = static_cast<double>(clock_.nsecsElapsed()) * 1e-6 - info.latencyMs;
+  emit framePresented(info);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1012,13 +1086,14 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
           rgba = gpulab::colourRaw(gpulab::renderRawCpu(v, {}, ctx.cpuControl()), c, v.supersample);
         }
         ctx.throwIfCancelled();
-        gpulab::savePngWithText(rgba, path.toStdString(), gpulab::pngTextFromView(v, c, used));
+        gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(), gpulab::pngTextFromView(v, c, used));
         return watch.elapsedMs();
       },
       [this, path, size, finish](double ms) {
         finish();
         services_.showMessage(
             tr("Saved %1 (%2x%3) in %4").arg(path).arg(size.width()).arg(size.height()).arg(formatMs(ms)));
+        emit pngSaved(path);
       },
       {.coalesceKey = QStringLiteral("mandelbrot-save"),
        .failed =
@@ -1135,13 +1210,16 @@ void MandelbrotTab::loadBookmarks() {
   for (const MandelbrotBookmark& b : bookmarks_) bookmarkBox_->addItem(b.name);
 }
 
-void MandelbrotTab::addBookmark() {
+void MandelbrotTab::addBookmarkWithDialog() {
   bool ok = false;
   const QString name = QInputDialog::getText(this, tr("Add bookmark"), tr("Name"), QLineEdit::Normal,
-                                             tr("Zoom %1x").arg(view_.zoom(), 0, 'g', 3), &ok)
-                           .trimmed()
-                           .replace(QLatin1Char('\t'), QLatin1Char(' '));
-  if (!ok || name.isEmpty()) return;
+                                             tr("Zoom %1x").arg(view_.zoom(), 0, 'g', 3), &ok);
+  if (ok) addBookmark(name);
+}
+
+void MandelbrotTab::addBookmark(const QString& requested) {
+  const QString name = requested.trimmed().replace(QLatin1Char('\t'), QLatin1Char(' '));
+  if (name.isEmpty()) return;
   QSettings settings;
   QStringList saved = settings.value(QString::fromUtf8(kBookmarksKey)).toStringList();
   const int iterations = autoIterations_->isChecked() ? 0 : view_.maxIterations;
@@ -1173,6 +1251,176 @@ void MandelbrotTab::bookmarkChosen(int index) {
   navigate(v);
   const QSignalBlocker block(bookmarkBox_);
   bookmarkBox_->setCurrentIndex(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zoom benchmark
+
+MandelbrotZoomBenchmark::MandelbrotZoomBenchmark(MandelbrotTab& tab, Options options, QObject* parent)
+    : QObject(parent), tab_(tab), options_(std::move(options)) {
+  stepTimer_ = new QTimer(this);
+  stepTimer_->setTimerType(Qt::PreciseTimer);
+  timeout_ = new QTimer(this);
+  timeout_->setSingleShot(true);
+  connect(stepTimer_, &QTimer::timeout, this, &MandelbrotZoomBenchmark::step);
+  connect(timeout_, &QTimer::timeout, this, [this] { finish(true); });
+  connect(&tab_, &MandelbrotTab::framePresented, this, &MandelbrotZoomBenchmark::presented);
+}
+
+void MandelbrotZoomBenchmark::start() {
+  clock_.start();
+  timeout_->start(options_.timeoutMs);
+  fitCanvas(0);
+}
+
+// The window is resized by what the canvas lacks; the layout settles in the event loop, so this checks
+// again a few times.
+void MandelbrotZoomBenchmark::fitCanvas(int attempt) {
+  const QSize want = options_.canvasSize;
+  const QSize have = tab_.canvas().size();
+  if (!want.isValid() || want == have || attempt >= 5) {
+    tab_.home();
+    waitForRest();
+    return;
+  }
+  QWidget* window = tab_.window();
+  window->resize(window->size() + (want - have));
+  QTimer::singleShot(50, this, [this, attempt] { fitCanvas(attempt + 1); });
+}
+
+void MandelbrotZoomBenchmark::waitForRest() {
+  if (done_) return;
+  if (!tab_.showsCurrentView()) {
+    QTimer::singleShot(20, this, &MandelbrotZoomBenchmark::waitForRest);
+    return;
+  }
+  const MandelbrotView& v = tab_.view();
+  const double h = v.width / v.imageWidth;
+  const QPointF pixel((options_.target.x() - v.centerX) / h + 0.5 * v.imageWidth,
+                      (v.centerY - options_.target.y()) / h + 0.5 * v.imageHeight);
+  const double dpr = tab_.canvas().devicePixelRatioF();
+  cursor_ =
+      QPointF(std::clamp(pixel.x(), 0.0, v.imageWidth - 1.0), std::clamp(pixel.y(), 0.0, v.imageHeight - 1.0)) / dpr;
+  deepestWidth_ = v.width;
+  measuring_ = true;
+  startMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
+  lastPresentMs_ = startMs_;
+  if (options_.rateHz > 0) {
+    stepTimer_->start(std::max(1, static_cast<int>(std::lround(1000.0 / options_.rateHz))));
+    step();
+  } else {
+    step();
+  }
+}
+
+void MandelbrotZoomBenchmark::step() {
+  if (done_) return;
+  if (sent_ >= options_.steps) {
+    stepTimer_->stop();
+    waitingForLast_ = true;
+    return;
+  }
+  const bool zoomIn = (sent_ / std::max(1, options_.depthSteps)) % 2 == 0;
+  MandelbrotCanvas& canvas = tab_.canvas();
+  QWheelEvent wheel(cursor_, canvas.mapToGlobal(cursor_), QPoint(), QPoint(0, zoomIn ? 120 : -120), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(&canvas, &wheel);
+  ++sent_;
+  deepestWidth_ = std::min(deepestWidth_, tab_.view().width);
+  if (sent_ >= options_.steps) {
+    stepTimer_->stop();
+    waitingForLast_ = true;
+  }
+}
+
+void MandelbrotZoomBenchmark::presented(const MandelbrotFrameInfo& info) {
+  if (!measuring_ || done_) return;
+  frames_.push_back(info);
+  lastPresentMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
+  if (!samePlace(info.view, tab_.view())) return;  // a frame of an older view
+  if (waitingForLast_)
+    finish(false);
+  else if (options_.rateHz <= 0)
+    QTimer::singleShot(0, this, &MandelbrotZoomBenchmark::step);  // the pipeline's own pace
+}
+
+void MandelbrotZoomBenchmark::finish(bool timedOut) {
+  if (done_) return;
+  done_ = true;
+  stepTimer_->stop();
+  timeout_->stop();
+  Result r;
+  r.canvas = tab_.canvas().pixelSize();
+  r.requested = options_.canvasSize;
+  r.steps = sent_;
+  r.timedOut = timedOut;
+  r.deepestWidth = deepestWidth_;
+  r.framesPresented = static_cast<int>(frames_.size());
+  r.seconds = (lastPresentMs_ - startMs_) * 1e-3;
+  std::vector<double> compute, worker, latency;
+  for (const MandelbrotFrameInfo& f : frames_) {
+    if (!f.computeMs)
+      ++r.recolouredFrames;
+    else
+      compute.push_back(*f.computeMs);
+    (f.divisor == 1 ? r.fullFrames : r.reducedFrames) += 1;
+    worker.push_back(f.workerMs);
+    latency.push_back(f.latencyMs);
+    r.onGpu = f.onGpu;
+  }
+  if (!measuring_)
+    r.error = tr("the tab never showed its first frame");
+  else if (frames_.empty())
+    r.error = tr("no frame was painted");
+  if (!compute.empty()) r.computeMs = gpulab::Stats::of(compute);
+  if (!worker.empty()) r.workerMs = gpulab::Stats::of(worker);
+  if (!latency.empty()) r.latencyMs = gpulab::Stats::of(latency);
+  if (r.seconds > 0) r.framesPerSecond = r.framesPresented / r.seconds;
+  emit finished(r);
+}
+
+QString MandelbrotZoomBenchmark::describe(const Result& r) {
+  auto stats = [](const gpulab::Stats& s) {
+    return QStringLiteral("median %1 ms (min %2, max %3)")
+        .arg(s.medianMs, 0, 'f', 3)
+        .arg(s.minMs, 0, 'f', 3)
+        .arg(s.maxMs, 0, 'f', 3);
+  };
+  QStringList lines;
+  lines << QStringLiteral("zoom benchmark: canvas %1x%2, %3 wheel steps (1.25x each), deepest width %4, %5")
+               .arg(r.canvas.width())
+               .arg(r.canvas.height())
+               .arg(r.steps)
+               .arg(r.deepestWidth, 0, 'g', 3)
+               .arg(r.onGpu ? QStringLiteral("frames on the GPU") : QStringLiteral("frames on the CPU (no GPU)"));
+  if (r.requested.isValid() && r.requested != r.canvas)
+    lines << QStringLiteral("(asked for a %1x%2 canvas: the window's other widgets did not leave that size)")
+                 .arg(r.requested.width())
+                 .arg(r.requested.height());
+  if (!r.error.isEmpty()) {
+    lines << QStringLiteral("failed: %1").arg(r.error);
+    return lines.join(QLatin1Char('\n'));
+  }
+  const double n = std::max(1, r.framesPresented);
+  lines << QStringLiteral("frames painted: %1 in %2 s = %3 frames/s (display included)%4")
+               .arg(r.framesPresented)
+               .arg(r.seconds, 0, 'f', 3)
+               .arg(r.framesPerSecond, 0, 'f', 1)
+               .arg(r.timedOut ? QStringLiteral(" [timed out before the last view was painted]") : QString());
+  lines << QStringLiteral("resolution: %1 full (%2%), %3 reduced (%4%), %5 recoloured only")
+               .arg(r.fullFrames)
+               .arg(100.0 * r.fullFrames / n, 0, 'f', 1)
+               .arg(r.reducedFrames)
+               .arg(100.0 * r.reducedFrames / n, 0, 'f', 1)
+               .arg(r.recolouredFrames);
+  if (r.computeMs.reps > 0)
+    lines << QStringLiteral("%1 compute per frame: %2 over %3 frames")
+                 .arg(r.onGpu ? QStringLiteral("GPU") : QStringLiteral("CPU"), stats(r.computeMs))
+                 .arg(r.computeMs.reps);
+  if (r.workerMs.reps > 0)
+    lines << QStringLiteral("worker per frame (compute, colour, download, RGB32): %1").arg(stats(r.workerMs));
+  if (r.latencyMs.reps > 0) lines << QStringLiteral("request to paint: %1").arg(stats(r.latencyMs));
+  return lines.join(QLatin1Char('\n'));
 }
 
 }  // namespace gpulab::gui

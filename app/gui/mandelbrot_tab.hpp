@@ -17,6 +17,7 @@
 
 #include <QElapsedTimer>
 #include <QImage>
+#include <QObject>
 #include <QPointF>
 #include <QRectF>
 #include <QWidget>
@@ -68,6 +69,22 @@ struct MandelbrotBookmark {
 };
 std::vector<MandelbrotBookmark> builtInBookmarks();
 
+/// Worker time (compute, colour, download, conversion) a frame may take while the view moves and still
+/// be drawn at full resolution: 12 ms leaves the GUI thread room for 60 frames per second.
+inline constexpr double kInteractiveFrameBudgetMs = 12.0;
+
+/// One frame the canvas has painted.
+struct MandelbrotFrameInfo {
+  gpulab::MandelbrotView view;  ///< what was rendered (image size reduced for a reduced frame)
+  int width = 0;                ///< of the rendered samples (before any supersampling is averaged)
+  int height = 0;
+  int divisor = 1;                  ///< 1: the canvas's resolution (or supersampled); 2, 4: reduced
+  std::optional<double> computeMs;  ///< escape-time pass (GPU events, CPU wall time); empty: recoloured
+  double workerMs = 0;              ///< the whole job on the worker: compute, colour, download, conversion
+  double latencyMs = 0;             ///< from handing the request to the worker until the paint that showed it
+  bool onGpu = false;
+};
+
 // ---------------------------------------------------------------------------------------------
 // The canvas
 
@@ -83,9 +100,12 @@ class MandelbrotCanvas : public QWidget {
   void setFrame(const QImage& image, const gpulab::MandelbrotView& frameView);
   /// Text drawn over the canvas (the precision limit); empty to clear.
   void setMessage(const QString& message);
+  const QString& message() const noexcept { return message_; }
   /// Image size in device pixels.
   QSize pixelSize() const;
   const QImage& frame() const noexcept { return frame_; }
+  /// Counts setFrame calls; framePresented reports the serial painted.
+  quint64 frameSerial() const noexcept { return frameSerial_; }
 
  signals:
   /// The user moved the view (wheel, drag, box, double-click, keys).
@@ -95,6 +115,8 @@ class MandelbrotCanvas : public QWidget {
   void juliaRequested(QPointF c);
   void mandelbrotRequested();
   void resized();
+  /// A paint drew the frame of setFrame call `serial` for the first time.
+  void framePresented(quint64 serial);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -114,6 +136,8 @@ class MandelbrotCanvas : public QWidget {
   gpulab::MandelbrotView view_;
   gpulab::MandelbrotView frameView_;
   QImage frame_;
+  quint64 frameSerial_ = 0;
+  quint64 presentedSerial_ = 0;
   QString message_;
   QRubberBand* band_ = nullptr;
   QPointF bandStart_;
@@ -138,6 +162,10 @@ class MandelbrotTab : public QWidget {
   /// Navigates to `view` (its size is replaced by the canvas's). False, with the reason on screen,
   /// when the view cannot be rendered (beyond float64, invalid).
   bool navigate(gpulab::MandelbrotView view);
+  /// Stores the current view as a bookmark `name` (QSettings) and lists it.
+  void addBookmark(const QString& name);
+  /// The well-known places, then the user's own, as the bookmark box lists them.
+  const std::vector<MandelbrotBookmark>& bookmarks() const noexcept { return bookmarks_; }
   void back();
   void forward();
   void home();
@@ -149,14 +177,21 @@ class MandelbrotTab : public QWidget {
   /// Restores the view and colouring stored in a PNG written by savePng or gpulab-cli.
   void openPng(const QString& path);
   MandelbrotCanvas& canvas() noexcept { return *canvas_; }
+  /// The full-resolution frame of the current view and colouring is painted, the view rests and no
+  /// frame is on the worker.
+  bool showsCurrentView() const;
 
   /// Worker-side state: the renderer (GPU buffers) and the last CPU raw plane; touched by jobs only.
   struct WorkerState;
 
  signals:
-  /// A frame was shown (for tests and screenshots): its view and whether it was the full resolution.
+  /// A frame arrived from the worker and went to the canvas (for tests and screenshots): whether it
+  /// has the canvas's full resolution.
   void frameShown(bool full);
+  /// The canvas painted a new frame (frames replaced before a paint are never reported).
+  void framePresented(const gpulab::gui::MandelbrotFrameInfo& info);
   void cpuRenderFinished();
+  void pngSaved(const QString& path);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -182,11 +217,14 @@ class MandelbrotTab : public QWidget {
   void toMandelbrot();
   void updateInfo();
   void updateHistoryButtons();
-  gpulab::MandelbrotView renderView(Quality quality) const;
+  gpulab::MandelbrotView renderView(Quality quality, int divisor = 2) const;
+  int previewDivisor() const;
   void scheduleRender();
   void submitFrame(const FrameKey& key, bool recolourOnly);
-  void frameDone(const QImage& image, const FrameKey& key, std::optional<double> computeMs, bool onGpu);
-  void addBookmark();
+  void frameDone(const QImage& image, const FrameKey& key, std::optional<double> computeMs, double workerMs,
+                 bool onGpu);
+  void canvasPresented(quint64 serial);
+  void addBookmarkWithDialog();
   void bookmarkChosen(int index);
   void loadBookmarks();
   void saveWithDialog();
@@ -209,6 +247,10 @@ class MandelbrotTab : public QWidget {
   std::deque<qint64> frameTimes_;  // ms stamps of frames shown, for frames per second
   QElapsedTimer clock_;
   std::optional<double> lastComputeMs_;
+  std::optional<double> msPerMegapixel_;            // worker time of recent computed frames, for the frame budget
+  double submittedAtMs_ = 0;                        // clock_ time the frame on the worker was handed over
+  std::optional<MandelbrotFrameInfo> unpresented_;  // the frame on the canvas, until a paint shows it
+  quint64 unpresentedSerial_ = 0;
   bool onGpu_ = false;
   bool pending_ = false;  // a change arrived while hidden
   gpulab::Palette customPalette_;
@@ -236,6 +278,80 @@ class MandelbrotTab : public QWidget {
   QLabel* timing_ = nullptr;
   QLabel* comparison_ = nullptr;
   QLabel* message_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Zoom benchmark: interactive frame rate with display included
+
+/// Plays wheel-zoom steps on a tab's canvas and measures the frames the canvas paints.
+///
+/// The steps zoom by one wheel notch (1.25x) about the canvas pixel that shows `target` in the whole-set
+/// view: `depthSteps` in, then as many out, and so on (100 notches reach width 6e-10, float64's
+/// territory; 125 would pass its limit). `rateHz` > 0 sends them at that cadence whatever the frames do
+/// (a fast wheel spin: the coalescing and the progressive frames decide what is drawn); 0 sends the next
+/// step once a frame of the current view has been painted (the pipeline's own pace). The result counts
+/// the frames painted from the first step until the frame of the last view is painted.
+class MandelbrotZoomBenchmark : public QObject {
+  Q_OBJECT
+
+ public:
+  struct Options {
+    int steps = 200;
+    double rateHz = 120.0;
+    int depthSteps = 100;
+    QPointF target{-0.743643887037151, 0.13182590420533};  ///< seahorse valley
+    QSize canvasSize;  ///< resize the window so the canvas has this many pixels; empty: as it is
+    int timeoutMs = 120000;
+  };
+  struct Result {
+    QSize canvas;
+    QSize requested;  ///< Options::canvasSize
+    int steps = 0;
+    int framesPresented = 0;
+    int fullFrames = 0;  ///< at the canvas's resolution
+    int reducedFrames = 0;
+    int recolouredFrames = 0;
+    double seconds = 0;
+    double framesPerSecond = 0;
+    gpulab::Stats computeMs;  ///< over the presented frames that computed (reps = their number)
+    gpulab::Stats workerMs;
+    gpulab::Stats latencyMs;
+    double deepestWidth = 0;
+    bool onGpu = false;
+    bool timedOut = false;
+    QString error;  ///< what went wrong, when nothing could be measured
+  };
+
+  MandelbrotZoomBenchmark(MandelbrotTab& tab, Options options, QObject* parent = nullptr);
+  /// Starts once the tab shows a full-resolution frame of the whole set; `finished` follows.
+  void start();
+  /// The report printed by `gpulab --zoom-benchmark`.
+  static QString describe(const Result& result);
+
+ signals:
+  void finished(const gpulab::gui::MandelbrotZoomBenchmark::Result& result);
+
+ private:
+  void fitCanvas(int attempt);
+  void waitForRest();
+  void step();
+  void presented(const MandelbrotFrameInfo& info);
+  void finish(bool timedOut);
+
+  MandelbrotTab& tab_;
+  Options options_;
+  QElapsedTimer clock_;
+  QTimer* stepTimer_ = nullptr;
+  QTimer* timeout_ = nullptr;
+  QPointF cursor_;  // widget coordinates of the zoom centre
+  int sent_ = 0;
+  bool measuring_ = false;
+  bool waitingForLast_ = false;
+  bool done_ = false;
+  double startMs_ = 0;
+  double lastPresentMs_ = 0;
+  std::vector<MandelbrotFrameInfo> frames_;
+  double deepestWidth_ = 0;
 };
 
 }  // namespace gpulab::gui
