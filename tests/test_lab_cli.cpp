@@ -1,6 +1,7 @@
 // gpulab-cli lab as a user runs it (the real binary, GPULAB_CLI_PATH): the table, the JSON records
-// with the bench's fields, the crossover sentences on a GPU machine, "CPU only" without one, and
-// one line on stderr with exit code 2 (usage) or 1 (cannot run) for bad input.
+// with the bench's fields, the crossover sentences and the ceilings (bus for transfers, DRAM copy
+// with L2 notes for memory-bound experiments) on a GPU machine, "CPU only" without one, and one
+// line on stderr with exit code 2 (usage) or 1 (cannot run) for bad input.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -50,14 +51,15 @@ TEST(LabCli, MatmulCpuTableAndJsonRecords) {
   EXPECT_NE(o.out.find("cpu_blas"), std::string::npos) << describe(o);
   EXPECT_NE(o.out.find("33x100x7"), std::string::npos) << describe(o);
   EXPECT_NE(o.out.find("OpenBLAS"), std::string::npos) << describe(o);
+  EXPECT_NE(o.out.find(" note\n"), std::string::npos) << describe(o);  // the table's last column
 
   const nlohmann::json doc = nlohmann::json::parse(slurp(json));
   fs::remove(json);
   EXPECT_EQ(doc["experiment"], "matmul");
   EXPECT_EQ(doc["cuda_available"], gpulab::cudaAvailable());
   ASSERT_EQ(doc["records"].size(), 2u);
-  for (const char* field :
-       {"op", "params", "sizes", "dtype", "impl", "median_ms", "min_ms", "max_ms", "reps", "gflops", "relative_error"})
+  for (const char* field : {"op", "params", "sizes", "dtype", "impl", "median_ms", "min_ms", "max_ms", "reps", "gflops",
+                            "relative_error", "ceiling_how", "note"})
     EXPECT_TRUE(doc["records"][0].contains(field)) << field;
   EXPECT_EQ(doc["records"][0]["op"], "matmul");
   EXPECT_EQ(doc["records"][0]["impl"], "cpu_blas");
@@ -147,4 +149,54 @@ TEST(LabCli, OnAGpuPrintsCrossoversAndWritesThem) {
       EXPECT_GT(r["ceiling"].get<double>(), 0);
       EXPECT_EQ(r["ceiling_name"], "cuBLAS");
     }
+}
+
+TEST(LabCli, OnAGpuTransfersAreComparedWithTheBusCeiling) {
+  if (!gpulab::cudaAvailable()) GTEST_SKIP() << "no CUDA device";
+  const fs::path json = tempPath(".json");
+  const Outcome o = runCli({"lab", "transfer", "--sizes", "4K,64M", "--impl", "pageable,pinned", "--ops", "h2d,d2h",
+                            "--reps", "3", "--json", json.string()});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  EXPECT_NE(o.out.find("bus h2d"), std::string::npos) << describe(o);
+  EXPECT_NE(o.out.find("fastest of 10 pinned copies of 256.0 MiB, host to device"), std::string::npos) << describe(o);
+  EXPECT_NE(o.out.find("GB/s and % of the bus ceiling per size"), std::string::npos) << describe(o);
+  EXPECT_NE(o.out.find("pageable h2d"), std::string::npos) << describe(o);
+  const nlohmann::json doc = nlohmann::json::parse(slurp(json));
+  fs::remove(json);
+  const auto& bus = doc["bus_ceiling"];
+  EXPECT_GT(bus["h2d_gbps"].get<double>(), 0);
+  EXPECT_GT(bus["d2h_gbps"].get<double>(), 0);
+  EXPECT_EQ(bus["bytes"].get<std::size_t>(), std::size_t{256} << 20);
+  EXPECT_EQ(bus["copies"].get<int>(), 10);
+  ASSERT_EQ(doc["transfer_summary"].size(), 2u);
+  for (const auto& row : doc["transfer_summary"])
+    for (const char* key : {"pageable_h2d", "pinned_h2d", "pageable_d2h", "pinned_d2h"}) {
+      EXPECT_GT(row[std::string(key) + "_gbps"].get<double>(), 0) << key;
+      EXPECT_GT(row[std::string(key) + "_percent_of_bus"].get<double>(), 0) << key;
+    }
+  for (const auto& r : doc["records"]) {
+    EXPECT_EQ(r["ceiling_name"], "bus " + r["variant"].get<std::string>());
+    EXPECT_FALSE(r["ceiling_how"].get<std::string>().empty());
+  }
+}
+
+TEST(LabCli, OnAGpuMemoryBoundRatesAreAgainstTheDramCeilingWithL2Notes) {
+  if (!gpulab::cudaAvailable()) GTEST_SKIP() << "no CUDA device";
+  const fs::path json = tempPath(".json");
+  const Outcome o = runCli({"lab", "elementwise", "--sizes", "1M,64M", "--impl", "gpu", "--ops", "a*x+y", "--reps", "3",
+                            "--json", json.string()});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  EXPECT_NE(o.out.find("DRAM copy"), std::string::npos) << describe(o);
+  EXPECT_NE(o.out.find("device-to-device copies"), std::string::npos) << describe(o);
+  EXPECT_NE(o.out.find("in L2: the arrays of that size fit in the"), std::string::npos) << describe(o);
+  const nlohmann::json doc = nlohmann::json::parse(slurp(json));
+  fs::remove(json);
+  const auto& ceiling = doc["copy_ceiling"];
+  EXPECT_GT(ceiling["gbps"].get<double>(), 0);
+  EXPECT_GE(ceiling["buffer_bytes"].get<std::size_t>(), 4 * ceiling["l2_bytes"].get<std::size_t>());
+  ASSERT_EQ(doc["records"].size(), 2u);
+  // 1M floats x 3 arrays = 12 MiB fits in the L2 of any recent GPU; 64M x 3 = 768 MiB does not.
+  EXPECT_EQ(doc["records"][0]["note"], "in L2");
+  EXPECT_EQ(doc["records"][1]["note"], "");
+  for (const auto& r : doc["records"]) EXPECT_EQ(r["ceiling"].get<double>(), ceiling["gbps"].get<double>());
 }

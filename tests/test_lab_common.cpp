@@ -1,5 +1,8 @@
 // The lab's shared parts: size lists, names, CSV, crossovers, request validation, the sweep's
-// progress and cancel hook. Runs without a GPU; the GPU sweeps at the end skip without one.
+// progress and cancel hook, the DRAM copy ceiling's buffer sizes and L2 notes. Runs without a GPU;
+// the GPU sweeps at the end (every experiment; the DRAM ceiling and the L2 note on memory-bound
+// records around the L2 size) skip without one.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -134,6 +137,90 @@ TEST(LabRecord, CsvRowHasAFieldPerHeaderColumnAndQuotesCommas) {
   EXPECT_NE(row.find("33x100x7"), std::string::npos) << row;
   EXPECT_NE(row.find("\"threads=2, pinned\""), std::string::npos) << row;
   EXPECT_EQ(header.rfind("op,", 0), 0u);
+}
+
+TEST(LabRecord, CsvCarriesTheCeilingHowAndTheNote) {
+  Record r = timing("gpu", true, 1024, 0.01);
+  r.experiment = "elementwise";
+  r.gbps = 1200;
+  r.ceiling = 3000;
+  r.ceilingName = "DRAM copy";
+  r.ceilingHow = "fastest of 20 copies, at the start";
+  r.note = kInL2Note;
+  const std::string header = csvHeader();
+  const std::string row = toCsvRow(r);
+  EXPECT_NE(header.find(",ceiling_how,"), std::string::npos) << header;
+  EXPECT_EQ(header.substr(header.size() - 5), ",note") << header;
+  EXPECT_NE(row.find(",DRAM copy,\"fastest of 20 copies, at the start\","), std::string::npos) << row;
+  EXPECT_EQ(row.substr(row.size() - 6), ",in L2") << row;
+  EXPECT_NE(row.find(",40,"), std::string::npos) << row;  // 1200 of 3000 GB/s
+}
+
+// ---------------------------------------------------------------------------------------------
+// The DRAM copy ceiling: buffer sizes and the L2 note (the measurement itself is a GPU test below)
+
+TEST(LabCopyCeiling, BuffersAreFourTimesTheL2AndAtLeast64MiB) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  constexpr std::size_t GiB = std::size_t{1} << 30;
+  EXPECT_EQ(copyCeilingBytes(50 * MiB, 140 * GiB), 200 * MiB);  // H100 / H200
+  EXPECT_EQ(copyCeilingBytes(40 * MiB, 80 * GiB), 160 * MiB);   // A100
+  EXPECT_EQ(copyCeilingBytes(6 * MiB, 24 * GiB), 64 * MiB);     // small L2: the 64 MiB floor
+  EXPECT_EQ(copyCeilingBytes(0, 24 * GiB), 64 * MiB);
+  // An L2 size that is not a whole number of MiB rounds up, never below 4x.
+  EXPECT_EQ(copyCeilingBytes(50 * MiB + 3, 140 * GiB), 201 * MiB);
+}
+
+TEST(LabCopyCeiling, FreeMemoryCapsTheBuffers) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  // Both buffers within half of the free memory, whole MiB.
+  EXPECT_EQ(copyCeilingBytes(50 * MiB, 600 * MiB), 150 * MiB);
+  EXPECT_EQ(copyCeilingBytes(50 * MiB, 601 * MiB), 150 * MiB);
+  EXPECT_EQ(copyCeilingBytes(50 * MiB, 800 * MiB), 200 * MiB);
+  EXPECT_EQ(copyCeilingBytes(50 * MiB, 4 * MiB), 1 * MiB);
+  try {
+    copyCeilingBytes(50 * MiB, 4 * MiB - 1);
+    FAIL() << "no error with less than 4 MiB free";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is free"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LabCopyCeiling, SaysHowItWasMeasured) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  CopyCeiling c;
+  c.gbps = 3000;
+  c.copies = 20;
+  c.l2Bytes = 50 * MiB;
+  c.bufferBytes = 200 * MiB;
+  EXPECT_EQ(c.how(), "fastest of 20 device-to-device copies of 200.0 MiB (4x the 50.0 MiB L2 cache)");
+  c.bufferBytes = 64 * MiB;
+  c.l2Bytes = 6 * MiB;
+  EXPECT_EQ(c.how(), "fastest of 20 device-to-device copies of 64.0 MiB (11x the 6.0 MiB L2 cache)");
+  c.bufferBytes = 100 * MiB;
+  c.l2Bytes = 50 * MiB;
+  EXPECT_NE(c.how().find("only 2x the 50.0 MiB L2 cache"), std::string::npos) << c.how();
+  c.l2Bytes = 0;
+  EXPECT_NE(c.how().find("no L2"), std::string::npos) << c.how();
+}
+
+TEST(LabCopyCeiling, WorkingSetsUpToTheL2AreInL2) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  EXPECT_TRUE(fitsInL2(1, 50 * MiB));
+  EXPECT_TRUE(fitsInL2(3 * 4 * MiB, 50 * MiB));  // 1M-element float elementwise: x, y, out
+  EXPECT_TRUE(fitsInL2(50 * MiB, 50 * MiB));
+  EXPECT_FALSE(fitsInL2(50 * MiB + 1, 50 * MiB));
+  EXPECT_FALSE(fitsInL2(3 * 16 * MiB, 40 * MiB));
+  EXPECT_FALSE(fitsInL2(1, 0));  // no L2 reported: nothing is noted
+}
+
+TEST(LabCopyCeiling, NeedsAGpu) {
+  if (cudaAvailable()) GTEST_SKIP() << "this machine has a GPU";
+  try {
+    deviceCopyCeiling();
+    FAIL() << "measured without a GPU";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a CUDA device"), std::string::npos) << e.what();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -419,4 +506,84 @@ TEST(LabSweepGpu, EveryExperimentRunsWithCeilingsAndCopies) {
       EXPECT_FALSE(findCrossovers(records).empty());
     }
   }
+}
+
+TEST(LabSweepGpu, DramCeilingIsMeasuredOnceOnBuffersBeyondTheL2) {
+  GPULAB_REQUIRE_GPU();
+  int device = 0, l2 = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), cudaSuccess);
+  const CopyCeiling first = deviceCopyCeiling();
+  EXPECT_EQ(first.device, device);
+  EXPECT_EQ(first.l2Bytes, static_cast<std::size_t>(l2));
+  EXPECT_GE(first.bufferBytes, std::size_t{4} * static_cast<std::size_t>(l2)) << first.how();
+  EXPECT_GE(first.bufferBytes, std::size_t{64} << 20);
+  EXPECT_EQ(first.copies, 20);
+  EXPECT_GT(first.gbps, 0);
+  const CopyCeiling again = deviceCopyCeiling();  // cached: the same numbers, not a new measurement
+  EXPECT_EQ(again.gbps, first.gbps);
+  EXPECT_EQ(again.bufferBytes, first.bufferBytes);
+  EXPECT_EQ(again.how(), first.how());
+}
+
+TEST(LabSweepGpu, MemoryBoundRecordsUseTheDramCeilingAndNoteWhatFitsInL2) {
+  GPULAB_REQUIRE_GPU();
+  const CopyCeiling ceiling = deviceCopyCeiling();
+  const std::size_t l2 = ceiling.l2Bytes;
+  ASSERT_GT(l2, 0u);
+  auto expectCeiling = [&](const Record& r, std::size_t workingSet) {
+    SCOPED_TRACE(r.experiment + " " + r.variant + " " + r.impl + " size " + std::to_string(r.size) +
+                 (r.withCopies ? " with copies" : ""));
+    EXPECT_EQ(r.ceiling, ceiling.gbps);
+    EXPECT_EQ(r.ceilingName, "DRAM copy");
+    EXPECT_EQ(r.ceilingHow, ceiling.how());
+    EXPECT_EQ(r.note, !r.withCopies && workingSet <= l2 ? kInL2Note : "") << workingSet << " bytes, L2 " << l2;
+  };
+
+  // Elementwise, float: x, y and out, 12 bytes per element; the last two sizes straddle the L2.
+  LabRequest e;
+  e.experiment = Experiment::Elementwise;
+  e.impls = {"gpu"};
+  e.variants = {"a*x+y"};
+  e.reps = 2;
+  e.warmup = 1;
+  e.withCopies = true;
+  const std::int64_t edge = static_cast<std::int64_t>(l2 / 12);
+  e.points = {{1024}, {edge}, {edge + 1}, {static_cast<std::int64_t>(l2)}};
+  const std::vector<Record> elementwise = runLab(e);
+  ASSERT_EQ(elementwise.size(), 8u);
+  for (const Record& r : elementwise) {
+    ASSERT_TRUE(r.gpu);
+    expectCeiling(r, 12 * static_cast<std::size_t>(r.sizes[0]));
+  }
+  // 12x the L2 streams from DRAM: the kernel cannot be much faster than the DRAM copy.
+  EXPECT_LT(elementwise[6].gbps, 1.25 * ceiling.gbps) << elementwise[6].gbps << " GB/s against " << ceiling.how();
+
+  // Reduce, double: one array of 8 bytes per element.
+  LabRequest r;
+  r.experiment = Experiment::Reduce;
+  r.dtype = DType::F64;
+  r.impls = {"gpu"};
+  r.variants = {"max"};
+  r.reps = 2;
+  r.warmup = 1;
+  r.points = {{1}, {static_cast<std::int64_t>(l2 / 8)}, {static_cast<std::int64_t>(l2 / 8) + 1}};
+  const std::vector<Record> reduce = runLab(r);
+  ASSERT_EQ(reduce.size(), 3u);
+  for (const Record& rec : reduce) expectCeiling(rec, 8 * static_cast<std::size_t>(rec.sizes[0]));
+
+  // Transpose, float: input and output, 8 bytes per element.
+  LabRequest t;
+  t.experiment = Experiment::Transpose;
+  t.impls = {"gpu_tiled_padded"};
+  t.reps = 2;
+  t.warmup = 1;
+  const auto side = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(l2) / 8))) + 1;
+  t.points = {{33, 100}, {side}};
+  const std::vector<Record> transpose = runLab(t);
+  ASSERT_EQ(transpose.size(), 2u);
+  for (const Record& rec : transpose)
+    expectCeiling(rec, 8 * static_cast<std::size_t>(rec.sizes[0]) * static_cast<std::size_t>(rec.sizes[1]));
+  EXPECT_EQ(transpose[0].note, kInL2Note);
+  EXPECT_EQ(transpose[1].note, "");
 }

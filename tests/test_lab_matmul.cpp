@@ -1,6 +1,8 @@
 // Matrix product: every implementation against the float64 reference (relative error) and exactly
-// on small-integer matrices, over square, rectangular, tiny, prime and off-tile sizes. CPU BLAS runs
-// everywhere; the GPU implementations skip without a device.
+// on small-integer matrices, over square, rectangular, tiny, prime and off-tile sizes; the three
+// hand-written kernels writing into a C surrounded by guard cells that must stay untouched (the
+// register-blocked epilogue once stored a vector past the last column when N was a multiple of 4
+// but not of 128). CPU BLAS runs everywhere; the GPU implementations skip without a device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +13,9 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "gpulab/buffers.hpp"
+#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/matmul.cuh"
 #include "gpulab/lab_matmul.hpp"
 
 using namespace gpulab;
@@ -60,9 +65,9 @@ template <class T>
 // off the 32 and 128 tiles; shapes whose rows are multiples of 4 (the 16-byte vector paths) with
 // ragged edges.
 const std::vector<MatmulShape> kShapes = {
-    {1, 1, 1},     {7, 7, 7},      {33, 33, 33},   {100, 100, 100}, {257, 257, 257}, {33, 100, 7},
-    {100, 7, 33},  {7, 33, 100},   {1, 300, 1},    {300, 1, 1},     {1, 1, 300},     {129, 131, 9},
-    {128, 128, 8}, {128, 256, 64}, {260, 132, 12}, {31, 65, 127},   {5, 300, 17},    {130, 4, 4},
+    {1, 1, 1},      {7, 7, 7},     {33, 33, 33}, {100, 100, 100}, {257, 257, 257}, {33, 100, 7},   {100, 7, 33},
+    {7, 33, 100},   {1, 300, 1},   {300, 1, 1},  {1, 1, 300},     {129, 131, 9},   {128, 128, 8},  {128, 256, 64},
+    {260, 132, 12}, {31, 65, 127}, {5, 300, 17}, {130, 4, 4},     {100, 37, 129},  {37, 129, 100}, {129, 100, 37},
 };
 
 constexpr MatmulImpl kGpuImpls[] = {MatmulImpl::GpuNaive, MatmulImpl::GpuTiled, MatmulImpl::GpuRegBlock,
@@ -241,8 +246,94 @@ TEST(MatmulLabGpu, MeasureSplitsUploadComputeDownloadAndChecks) {
     EXPECT_GT(compute.uploadMs, 0);
     EXPECT_GT(compute.downloadMs, 0);
     EXPECT_GT(compute.medianMs, 0);
-    EXPECT_GT(whole.medianMs, compute.medianMs);
+    // Structure, not speed (timings are never compared in tests): the with-copies record times the
+    // whole sequence as one; the compute record adds its parts.
+    EXPECT_GT(whole.medianMs, 0);
+    EXPECT_DOUBLE_EQ(whole.endToEndMs(), whole.medianMs);
+    EXPECT_DOUBLE_EQ(compute.endToEndMs(), compute.uploadMs + compute.medianMs + compute.downloadMs);
     EXPECT_LT(compute.relativeError, 1e-5);
     EXPECT_LT(whole.relativeError, 1e-5);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guard cells: the kernels write C and nothing else
+
+namespace {
+
+template <class T>
+void launchKernel(MatmulImpl impl, const T* a, const T* b, T* c, const MatmulShape& s, cudaStream_t stream) {
+  switch (impl) {
+    case MatmulImpl::GpuNaive:
+      return kernels::launchMatmulNaive(a, b, c, s.m, s.n, s.k, stream);
+    case MatmulImpl::GpuTiled:
+      return kernels::launchMatmulTiled(a, b, c, s.m, s.n, s.k, stream);
+    case MatmulImpl::GpuRegBlock:
+      return kernels::launchMatmulRegBlock(a, b, c, s.m, s.n, s.k, stream);
+    default:
+      FAIL() << "not a hand-written kernel";
+  }
+}
+
+/// C at `front` elements into a device buffer of front + m*n + kBack elements, all preset to a
+/// sentinel; after the product every guard element must still hold it and C must be exact.
+template <class T>
+void checkGuarded(MatmulImpl impl, const MatmulShape& s, std::size_t front) {
+  constexpr std::size_t kBack = 256;
+  constexpr T kSentinel = T(-12345.5);  // no product of these small-integer matrices can equal it
+  SCOPED_TRACE(std::string(matmulImplName(impl)) + " " + text(s) + (sizeof(T) == 4 ? " f32" : " f64") + ", C at +" +
+               std::to_string(front) + " elements");
+  const std::vector<T> a = integerMatrix<T>(s.m, s.k, 23u + s.k);
+  const std::vector<T> b = integerMatrix<T>(s.k, s.n, 29u + s.n);
+  const std::size_t cCount = static_cast<std::size_t>(s.m) * s.n;
+  std::vector<T> whole(front + cCount + kBack, kSentinel);
+
+  DeviceBuffer da(a.size() * sizeof(T)), db(b.size() * sizeof(T)), dc(whole.size() * sizeof(T));
+  GPULAB_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
+  GPULAB_CUDA_CHECK(cudaMemcpy(db.data(), b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice));
+  GPULAB_CUDA_CHECK(cudaMemcpy(dc.data(), whole.data(), whole.size() * sizeof(T), cudaMemcpyHostToDevice));
+  // cudaMemcpy from pageable memory may return before its DMA lands, and the stream below does not
+  // wait for the legacy default stream: finish the copies first, or they race with the kernel.
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+  Stream stream;
+  launchKernel<T>(impl, da.as<T>(), db.as<T>(), dc.as<T>() + front, s, stream);
+  stream.synchronize();
+  GPULAB_CUDA_CHECK(cudaMemcpy(whole.data(), dc.data(), whole.size() * sizeof(T), cudaMemcpyDeviceToHost));
+
+  for (std::size_t i = 0; i < front; ++i)
+    ASSERT_EQ(whole[i], kSentinel) << "guard element " << front - i << " before C was overwritten";
+  for (std::size_t i = 0; i < kBack; ++i)
+    ASSERT_EQ(whole[front + cCount + i], kSentinel)
+        << "guard element " << i << " after C (row " << s.m << ", column " << i << " past the end) was overwritten";
+  const std::vector<T> c(whole.begin() + static_cast<std::ptrdiff_t>(front),
+                         whole.begin() + static_cast<std::ptrdiff_t>(front + cCount));
+  EXPECT_TRUE(exactlyEqual(matmulReference(a.data(), b.data(), s), c, s.n));
+}
+
+// N a multiple of 4 but not of 128 (the vector epilogue with a partial last tile: the bug's case),
+// N not a multiple of 4 (scalar epilogue), N a multiple of 128 (whole tiles), with M and K ragged.
+const std::vector<MatmulShape> kGuardShapes = {
+    {1, 1, 1},      {3, 5, 7},     {5, 4, 3},     {7, 36, 11},    {33, 100, 7},
+    {100, 37, 129}, {129, 131, 9}, {64, 124, 16}, {130, 132, 12}, {257, 260, 33},
+    {2, 500, 3},    {131, 252, 8}, {128, 128, 8}, {129, 256, 5},  {200, 384, 130},
+};
+
+}  // namespace
+
+TEST(MatmulLabGpu, KernelsWriteOnlyCF32) {
+  GPULAB_REQUIRE_GPU();
+  for (MatmulImpl impl : {MatmulImpl::GpuNaive, MatmulImpl::GpuTiled, MatmulImpl::GpuRegBlock})
+    for (const MatmulShape& s : kGuardShapes) {
+      checkGuarded<float>(impl, s, 64);  // C 16-byte aligned: the vector stores where N allows
+      checkGuarded<float>(impl, s, 1);   // C misaligned: the scalar stores everywhere
+    }
+}
+
+TEST(MatmulLabGpu, KernelsWriteOnlyCF64) {
+  GPULAB_REQUIRE_GPU();
+  for (MatmulImpl impl : {MatmulImpl::GpuNaive, MatmulImpl::GpuTiled, MatmulImpl::GpuRegBlock})
+    for (const MatmulShape& s : kGuardShapes) {
+      checkGuarded<double>(impl, s, 64);
+      checkGuarded<double>(impl, s, 1);
+    }
 }

@@ -1,6 +1,7 @@
 // Transfers: data survives host -> device -> host through pageable and pinned memory at odd sizes,
-// both feeding patterns compute the same result as the CPU, and the records are well formed.
-// Everything here needs a GPU except the check that the experiment refuses to start without one.
+// both feeding patterns compute the same result as the CPU, the records are well formed, and every
+// copy is compared with the bus ceiling of its direction. Without a GPU: the refusal to start, the
+// bus ceiling's sentence and the per-size summary of pageable/pinned against the bus.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,6 +32,62 @@ TEST(TransferCpu, Names) {
   EXPECT_STREQ(hostMemoryName(HostMemory::Pinned), "pinned");
   EXPECT_STREQ(directionName(Direction::DeviceToHost), "d2h");
   EXPECT_STREQ(copyPatternName(CopyPattern::UploadOnce), "upload_once");
+}
+
+TEST(TransferCpu, BusCeilingSaysHowItWasMeasured) {
+  BusCeiling c;
+  c.direction = Direction::DeviceToHost;
+  c.bytes = kBusCeilingBytes;
+  c.copies = kBusCeilingCopies;
+  EXPECT_EQ(c.how(), "fastest of 10 pinned copies of 256.0 MiB, device to host, at the start of this run");
+  c.direction = Direction::HostToDevice;
+  EXPECT_NE(c.how().find("host to device"), std::string::npos) << c.how();
+}
+
+namespace {
+Record copyRecord(const char* variant, const char* impl, std::int64_t bytes, double gbps, double ceiling) {
+  Record r;
+  r.experiment = "transfer";
+  r.variant = variant;
+  r.impl = impl;
+  r.sizes = {bytes};
+  r.size = static_cast<double>(bytes);
+  r.gpu = true;
+  r.gbps = gbps;
+  r.ceiling = ceiling;
+  return r;
+}
+}  // namespace
+
+TEST(TransferCpu, SummaryHasOneRowPerSizeWithPercentOfTheBus) {
+  std::vector<Record> records = {
+      copyRecord("h2d", "pageable", 1 << 20, 10, 50), copyRecord("h2d", "pinned", 1 << 20, 40, 50),
+      copyRecord("h2d", "pageable", 4096, 1, 50),     copyRecord("d2h", "pinned", 4096, 5, 40),
+      copyRecord("d2h", "pageable", 1 << 20, 8, 40),  copyRecord("d2h", "pinned", 1 << 20, 36, 40),
+      copyRecord("h2d", "pinned", 4096, 2, 0),  // no ceiling measured: no percentage
+  };
+  Record pattern = copyRecord("pattern", "upload_once", 4096, 0, 0);
+  records.push_back(pattern);
+  Record other = copyRecord("h2d", "pinned", 77, 1, 1);
+  other.experiment = "elementwise";
+  records.push_back(other);
+
+  const std::vector<TransferSummaryRow> rows = summarizeTransfers(records);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].bytes, 4096u);  // ascending
+  EXPECT_EQ(rows[1].bytes, std::size_t{1} << 20);
+  constexpr int pageable = 0, pinned = 1, h2d = 0, d2h = 1;
+  EXPECT_DOUBLE_EQ(rows[1].gbps[pageable][h2d], 10);
+  EXPECT_DOUBLE_EQ(rows[1].percentOfBus[pageable][h2d], 20);
+  EXPECT_DOUBLE_EQ(rows[1].gbps[pinned][h2d], 40);
+  EXPECT_DOUBLE_EQ(rows[1].percentOfBus[pinned][h2d], 80);
+  EXPECT_DOUBLE_EQ(rows[1].percentOfBus[pageable][d2h], 20);
+  EXPECT_DOUBLE_EQ(rows[1].percentOfBus[pinned][d2h], 90);
+  EXPECT_DOUBLE_EQ(rows[0].gbps[pinned][h2d], 2);
+  EXPECT_LT(rows[0].percentOfBus[pinned][h2d], 0);
+  EXPECT_LT(rows[0].gbps[pageable][d2h], 0);  // not measured at that size
+  EXPECT_DOUBLE_EQ(rows[0].percentOfBus[pinned][d2h], 12.5);
+  EXPECT_TRUE(summarizeTransfers({pattern, other}).empty());
 }
 
 TEST(TransferGpu, RoundTripsKeepEveryByte) {
@@ -87,4 +144,59 @@ TEST(TransferGpu, RecordsAreWellFormed) {
   EXPECT_TRUE(once.withCopies);
   EXPECT_EQ(once.sizes, (std::vector<std::int64_t>{8000}));
   EXPECT_NE(once.params.find("5 iterations"), std::string::npos);
+}
+
+TEST(TransferGpu, BusCeilingIsTheFastestOfLargePinnedCopies) {
+  GPULAB_REQUIRE_GPU();
+  TransferLab lab;
+  const BusCeiling up = lab.measureBusCeiling(Direction::HostToDevice, std::size_t{32} << 20, 4);
+  EXPECT_EQ(up.direction, Direction::HostToDevice);
+  EXPECT_EQ(up.bytes, std::size_t{32} << 20);
+  EXPECT_EQ(up.copies, 4);
+  EXPECT_GT(up.gbps, 0);
+  // The fastest copy is taken: at least as fast as the slowest of another set of the same copies.
+  const Record median =
+      lab.measureCopy(HostMemory::Pinned, Direction::HostToDevice, std::size_t{32} << 20, {4, 2, false, false});
+  EXPECT_GE(up.gbps, static_cast<double>(std::size_t{32} << 20) / (median.maxMs * 1e6));
+  EXPECT_THROW(lab.measureBusCeiling(Direction::DeviceToHost, 0, 4), std::invalid_argument);
+  EXPECT_THROW(lab.measureBusCeiling(Direction::DeviceToHost, 4096, 0), std::invalid_argument);
+}
+
+TEST(TransferGpu, SweepComparesEverySizeWithTheBusCeilingOfItsDirection) {
+  GPULAB_REQUIRE_GPU();
+  LabRequest request;
+  request.experiment = Experiment::Transfer;
+  request.impls = {"pageable", "pinned"};
+  request.variants = {"h2d", "d2h"};
+  request.points = {{4096}, {std::int64_t{64} << 20}};
+  request.reps = 3;
+  request.warmup = 1;
+  const std::vector<Record> records = runLab(request);
+  ASSERT_EQ(records.size(), 8u);  // 2 directions x 2 sizes x 2 kinds of memory
+  double h2d = 0, d2h = 0;
+  for (const Record& r : records) {
+    SCOPED_TRACE(r.variant + " " + r.impl + " " + std::to_string(r.size));
+    EXPECT_EQ(r.ceilingName, "bus " + r.variant);
+    BusCeiling expected;
+    expected.direction = r.variant == "h2d" ? Direction::HostToDevice : Direction::DeviceToHost;
+    expected.bytes = kBusCeilingBytes;
+    expected.copies = kBusCeilingCopies;
+    EXPECT_EQ(r.ceilingHow, expected.how());
+    EXPECT_GT(r.ceiling, 0);
+    double& seen = r.variant == "h2d" ? h2d : d2h;
+    if (seen == 0) seen = r.ceiling;
+    EXPECT_EQ(r.ceiling, seen);  // one ceiling per direction for the whole run
+    // 64 MiB pinned copies move at close to the bus ceiling, never far above it.
+    if (r.impl == "pinned" && r.size > 1e6) {
+      EXPECT_LT(r.percentOfCeiling(), 115);
+    }
+  }
+  const std::vector<TransferSummaryRow> rows = summarizeTransfers(records);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const TransferSummaryRow& row : rows)
+    for (int memory : {0, 1})
+      for (int direction : {0, 1}) {
+        EXPECT_GT(row.gbps[memory][direction], 0);
+        EXPECT_GT(row.percentOfBus[memory][direction], 0);
+      }
 }

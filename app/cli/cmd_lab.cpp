@@ -1,9 +1,12 @@
 // gpulab-cli lab matmul|transpose|transfer|elementwise|reduce [--sizes LIST] [--dtype f32|f64]
 //   [--impl LIST] [--ops LIST] [--with-copies] [--check] [--reps N] [--warmup N] [--iterations N]
 //   [--json FILE]
-// Runs one lab experiment, prints a row per measurement as it comes, then where the GPU starts to
-// beat the CPU; --json writes the same records as `gpulab-cli bench` (op, params, sizes, dtype,
-// impl, median_ms, min_ms, max_ms, reps, gflops or gbps) plus the lab's own fields.
+// Runs one lab experiment, prints a row per measurement as it comes, then the ceilings the rates
+// are compared with (how each was measured), for transfers a table of pageable and pinned GB/s per
+// size against the bus ceiling, and where the GPU starts to beat the CPU; --json writes the same
+// records as `gpulab-cli bench` (op, params, sizes, dtype, impl, median_ms, min_ms, max_ms, reps,
+// gflops or gbps) plus the lab's own fields and the ceilings.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -16,6 +19,7 @@
 #include "gpulab/device.hpp"
 #include "gpulab/lab.hpp"
 #include "gpulab/lab_matmul.hpp"
+#include "gpulab/lab_transfer.hpp"
 
 namespace gpulab::cli {
 
@@ -45,9 +49,9 @@ std::string sizesText(const std::vector<std::int64_t>& sizes) {
 }
 
 void printHeader(bool check) {
-  std::printf("%-9s %-20s %-4s %-16s %10s %10s %10s %9s %9s %10s %11s %7s%s\n", "variant", "impl", "type", "size",
+  std::printf("%-9s %-20s %-4s %-16s %10s %10s %10s %9s %9s %10s %11s %7s%s  %s\n", "variant", "impl", "type", "size",
               "median_ms", "min_ms", "max_ms", "upload", "download", "end2end", "rate", "%ceil",
-              check ? "   rel_error" : "");
+              check ? "   rel_error" : "", "note");
 }
 
 void printRow(const lab::Record& r, bool check) {
@@ -71,6 +75,7 @@ void printRow(const lab::Record& r, bool check) {
     else
       std::printf(" %11s", "-");
   }
+  if (!r.note.empty()) std::printf("  %s", r.note.c_str());
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -94,13 +99,95 @@ nlohmann::json toJson(const lab::Record& r) {
                       {"end_to_end_ms", r.endToEndMs()},
                       {"ceiling", r.ceiling},
                       {"ceiling_name", r.ceilingName},
-                      {"percent_of_ceiling", r.percentOfCeiling()}};
+                      {"ceiling_how", r.ceilingHow},
+                      {"percent_of_ceiling", r.percentOfCeiling()},
+                      {"note", r.note}};
   if (r.experiment == "matmul")
     j["gflops"] = r.gflops;
   else
     j["gbps"] = r.gbps;
   if (r.relativeError >= 0) j["relative_error"] = r.relativeError;
   return j;
+}
+
+/// "256.0 MiB".
+std::string bytesText(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
+  return text;
+}
+
+/// One ceiling of a run as the rows saw it: its name, how it was measured, and its values (one
+/// for the DRAM copy and the bus; one per shape for cuBLAS).
+struct CeilingLine {
+  std::string name;
+  std::string how;
+  std::string unit;
+  double low = 0;
+  double high = 0;
+};
+
+std::vector<CeilingLine> ceilingsOf(const std::vector<lab::Record>& records) {
+  std::vector<CeilingLine> lines;
+  for (const lab::Record& r : records) {
+    if (r.ceiling <= 0) continue;
+    auto it = std::find_if(lines.begin(), lines.end(),
+                           [&](const CeilingLine& l) { return l.name == r.ceilingName && l.how == r.ceilingHow; });
+    if (it == lines.end()) {
+      lines.push_back({r.ceilingName, r.ceilingHow, r.rateUnit(), r.ceiling, r.ceiling});
+      continue;
+    }
+    it->low = std::min(it->low, r.ceiling);
+    it->high = std::max(it->high, r.ceiling);
+  }
+  return lines;
+}
+
+void printCeilings(const std::vector<CeilingLine>& ceilings) {
+  if (ceilings.empty()) return;
+  std::printf("\nceilings (the %%ceil column):\n");
+  for (const CeilingLine& c : ceilings) {
+    char value[64];
+    if (c.low == c.high)
+      std::snprintf(value, sizeof value, "%.1f %s", c.low, c.unit.c_str());
+    else
+      std::snprintf(value, sizeof value, "%.1f to %.1f %s", c.low, c.high, c.unit.c_str());
+    std::printf("  %-10s %s: %s\n", c.name.c_str(), value, c.how.c_str());
+  }
+}
+
+bool anyInL2(const std::vector<lab::Record>& records) {
+  return std::any_of(records.begin(), records.end(), [](const lab::Record& r) { return r.note == lab::kInL2Note; });
+}
+
+/// Pageable and pinned, both directions, per size, against the bus ceiling of each direction.
+void printTransferSummary(const std::vector<lab::TransferSummaryRow>& rows) {
+  if (rows.empty()) return;
+  std::printf("\nGB/s and %% of the bus ceiling per size:\n%-10s", "bytes");
+  for (const char* column : {"pageable h2d", "pinned h2d", "pageable d2h", "pinned d2h"}) std::printf(" %19s", column);
+  std::printf("\n");
+  for (const lab::TransferSummaryRow& row : rows) {
+    std::printf("%-10s", bytesText(static_cast<double>(row.bytes)).c_str());
+    for (int direction : {0, 1})
+      for (int memory : {0, 1}) {
+        char cell[48] = "-";
+        if (row.gbps[memory][direction] >= 0) {
+          if (row.percentOfBus[memory][direction] >= 0)
+            std::snprintf(cell, sizeof cell, "%.2f GB/s %4.0f%%", row.gbps[memory][direction],
+                          row.percentOfBus[memory][direction]);
+          else
+            std::snprintf(cell, sizeof cell, "%.2f GB/s", row.gbps[memory][direction]);
+        }
+        std::printf(" %19s", cell);
+      }
+    std::printf("\n");
+  }
 }
 
 nlohmann::json toJson(const lab::Crossover& c) {
@@ -157,6 +244,18 @@ void run(const LabOptions& o) {
   const std::vector<lab::Record> records =
       lab::runLab(request, {}, [&](const lab::Record& r) { printRow(r, request.check); });
 
+  const std::vector<CeilingLine> ceilings = ceilingsOf(records);
+  printCeilings(ceilings);
+  // Records carry the L2 note only when a GPU ran, and the ceiling is cached by then.
+  const lab::CopyCeiling copyCeiling = anyInL2(records) ? lab::deviceCopyCeiling() : lab::CopyCeiling{};
+  if (copyCeiling.l2Bytes > 0)
+    std::printf(
+        "  %s: the arrays of that size fit in the %s L2 cache together; the timed runs after the first "
+        "read them from L2, so their rate can pass the DRAM ceiling\n",
+        lab::kInL2Note, bytesText(static_cast<double>(copyCeiling.l2Bytes)).c_str());
+  const std::vector<lab::TransferSummaryRow> transfers = lab::summarizeTransfers(records);
+  printTransferSummary(transfers);
+
   const std::vector<lab::Crossover> crossovers = lab::findCrossovers(records);
   if (!crossovers.empty()) std::printf("\n");
   for (const lab::Crossover& c : crossovers) std::printf("%s\n", c.sentence().c_str());
@@ -174,6 +273,44 @@ void run(const LabOptions& o) {
                                          {"compute_capability", devices.devices.front().computeCapability()},
                                          {"multiprocessors", devices.devices.front().multiprocessors}}
                         : nlohmann::json(nullptr);
+    doc["ceilings"] = nlohmann::json::array();
+    for (const CeilingLine& c : ceilings)
+      doc["ceilings"].push_back({{"name", c.name}, {"how", c.how}, {"unit", c.unit}, {"min", c.low}, {"max", c.high}});
+    const bool copyBound =
+        std::any_of(records.begin(), records.end(), [](const lab::Record& r) { return r.ceilingName == "DRAM copy"; });
+    if (copyBound) {
+      const lab::CopyCeiling c = lab::deviceCopyCeiling();  // measured during the run: cached
+      doc["copy_ceiling"] = {{"gbps", c.gbps},        {"buffer_bytes", c.bufferBytes},
+                             {"l2_bytes", c.l2Bytes}, {"copies", c.copies},
+                             {"how", c.how()},        {"in_l2_note", lab::kInL2Note}};
+    }
+    if (request.experiment == lab::Experiment::Transfer) {
+      nlohmann::json bus = {
+          {"definition", "fastest of " + std::to_string(lab::kBusCeilingCopies) + " pinned copies of " +
+                             bytesText(static_cast<double>(lab::kBusCeilingBytes)) +
+                             " in each direction, measured at the start of the run"},
+          {"bytes", lab::kBusCeilingBytes},
+          {"copies", lab::kBusCeilingCopies}};
+      for (const CeilingLine& c : ceilings) {
+        if (c.name == "bus h2d") bus["h2d_gbps"] = c.high;
+        if (c.name == "bus d2h") bus["d2h_gbps"] = c.high;
+      }
+      doc["bus_ceiling"] = bus;
+      doc["transfer_summary"] = nlohmann::json::array();
+      for (const lab::TransferSummaryRow& row : transfers) {
+        nlohmann::json j = {{"bytes", row.bytes}};
+        for (int memory : {0, 1})
+          for (int direction : {0, 1}) {
+            if (row.gbps[memory][direction] < 0) continue;
+            const std::string key =
+                std::string(memory == 0 ? "pageable_" : "pinned_") + (direction == 0 ? "h2d" : "d2h");
+            j[key + "_gbps"] = row.gbps[memory][direction];
+            if (row.percentOfBus[memory][direction] >= 0)
+              j[key + "_percent_of_bus"] = row.percentOfBus[memory][direction];
+          }
+        doc["transfer_summary"].push_back(j);
+      }
+    }
     doc["records"] = nlohmann::json::array();
     for (const lab::Record& r : records) doc["records"].push_back(toJson(r));
     doc["crossovers"] = nlohmann::json::array();

@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/cuda_error.hpp"  // OutOfDeviceMemory
 #include "gpulab/device.hpp"
 #include "lab_detail.hpp"
 #include "memory_format.hpp"
@@ -247,7 +247,8 @@ std::string sizesText(const std::vector<std::int64_t>& sizes) {
 
 std::string csvHeader() {
   return "op,variant,impl,dtype,sizes,size,params,gpu,with_copies,median_ms,min_ms,max_ms,reps,upload_ms,"
-         "download_ms,end_to_end_ms,gflops,gbps,ceiling,ceiling_name,percent_of_ceiling,relative_error";
+         "download_ms,end_to_end_ms,gflops,gbps,ceiling,ceiling_name,ceiling_how,percent_of_ceiling,relative_error,"
+         "note";
 }
 
 std::string toCsvRow(const Record& r) {
@@ -269,8 +270,10 @@ std::string toCsvRow(const Record& r) {
   add(std::to_string(r.reps));
   for (double v : {r.uploadMs, r.downloadMs, r.endToEndMs(), r.gflops, r.gbps, r.ceiling}) add(number(v));
   add(csvField(r.ceilingName));
+  add(csvField(r.ceilingHow));
   add(number(r.percentOfCeiling()));
   add(r.relativeError >= 0 ? number(r.relativeError) : "");
+  add(csvField(r.note));
   return row;
 }
 
@@ -534,10 +537,11 @@ std::string gpuUnavailableReason() {
   return report.available() ? std::string() : report.status;
 }
 
-double measureCopyGBps(cudaStream_t stream, const void* src, void* dst, std::size_t bytes, TimingOptions timing) {
-  const Stats copy = timeStream(
-      stream, [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream)); }, timing);
-  return 2.0 * static_cast<double>(bytes) / (copy.medianMs * 1e6);
+void applyCopyCeiling(Record& record, const CopyCeiling& ceiling, std::size_t workingSetBytes) {
+  record.ceiling = ceiling.gbps;
+  record.ceilingName = "DRAM copy";
+  record.ceilingHow = ceiling.how();
+  if (!record.withCopies && fitsInL2(workingSetBytes, ceiling.l2Bytes)) record.note = kInL2Note;
 }
 
 void setTimes(Record& record, const Stats& stats) {

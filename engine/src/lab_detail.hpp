@@ -1,5 +1,5 @@
 // Engine-private pieces shared by the lab experiments (lab_*.cpp): the sweep driver, memory
-// checks, seeded inputs, the CPU thread pool, the device copy ceiling and each experiment's entry
+// checks, seeded inputs, the CPU thread pool, the DRAM copy ceiling on records and each experiment's entry
 // points for lab.cpp's dispatch.
 #pragma once
 
@@ -99,9 +99,9 @@ void parallelFor(std::size_t count, std::size_t grain, const std::function<void(
 /// "no CUDA device: CPU only" style reason, for error messages.
 std::string gpuUnavailableReason();
 
-/// Device-to-device copy of `bytes` from src to dst (cudaMemcpyAsync), timed on `stream`: the
-/// bandwidth ceiling of memory-bound kernels, counting bytes read plus bytes written, in GB/s.
-double measureCopyGBps(cudaStream_t stream, const void* src, void* dst, std::size_t bytes, TimingOptions timing);
+/// Sets a GPU record's ceiling to the DRAM copy ceiling and, for a compute-only record whose
+/// working set (`workingSetBytes`: every array the kernel reads or writes) fits in L2, its note.
+void applyCopyCeiling(Record& record, const CopyCeiling& ceiling, std::size_t workingSetBytes);
 
 /// Fills a record's timing fields from a Stats.
 void setTimes(Record& record, const Stats& stats);
@@ -133,25 +133,25 @@ void runReduce(const LabRequest& request, Sweep& sweep);
 /// Validation shared by the one-dimensional experiments: each point is {n} with 1 <= n <= limit.
 std::vector<std::size_t> vectorSizes(const LabRequest& request, std::int64_t limit, const char* unit);
 
-/// The sweep both vector experiments (elementwise, reduce) run: per size, the device copy ceiling
-/// once (when a GPU implementation is selected), then every op on every implementation, each GPU
-/// record set against that ceiling. `parseOp` maps a variant name to the lab's op type.
+/// The sweep both vector experiments (elementwise, reduce) run: the DRAM copy ceiling first (when a
+/// GPU implementation is selected), then per size every op on every implementation, each GPU
+/// record set against that ceiling. `arrays` is how many n-element arrays an op touches (its
+/// working set for the L2 note); `parseOp` maps a variant name to the lab's op type.
 template <class Lab, class ParseOp>
-void runVectorSweep(const LabRequest& request, Sweep& sweep, Lab& lab, ParseOp parseOp, std::int64_t maxElements) {
+void runVectorSweep(const LabRequest& request, Sweep& sweep, Lab& lab, ParseOp parseOp, std::int64_t maxElements,
+                    std::size_t arrays) {
   const std::vector<std::string> impls = selectedImpls(request);
   const std::vector<std::string> ops = selectedVariants(request);
   const bool anyGpu = std::find(impls.begin(), impls.end(), "gpu") != impls.end();
   const MeasureOptions options{request.reps, request.warmup, request.withCopies, false};
+  const CopyCeiling ceiling = anyGpu ? deviceCopyCeiling() : CopyCeiling{};
+  sweep.checkCancel();
   for (std::size_t n : vectorSizes(request, maxElements, "elements")) {
-    const double ceiling = anyGpu ? lab.copyGBps(request.dtype, n, options) : 0.0;
     for (const std::string& opName : ops) {
       for (const std::string& impl : impls) {
         const Target target = impl == "gpu" ? Target::Gpu : Target::Cpu;
         for (Record& r : lab.measure(target, parseOp(opName), request.dtype, n, options)) {
-          if (r.gpu) {
-            r.ceiling = ceiling;
-            r.ceilingName = "device copy";
-          }
+          if (r.gpu) applyCopyCeiling(r, ceiling, arrays * n * dtypeSize(request.dtype));
           sweep.emit(r);
         }
         sweep.stepDone();

@@ -126,15 +126,6 @@ template void ElementwiseLab::run<float>(Target, ElementwiseOp, float, const flo
 template void ElementwiseLab::run<double>(Target, ElementwiseOp, double, const double*, const double*, double*,
                                           std::size_t);
 
-double ElementwiseLab::copyGBps(DType dtype, std::size_t n, const MeasureOptions& options) {
-  validateCount(n);
-  State& s = *state_;
-  s.requireGpu();
-  const std::size_t bytes = n * dtypeSize(dtype);
-  s.reserveDevice(bytes);
-  return detail::measureCopyGBps(*s.stream, s.x.data(), s.out.data(), bytes, {options.warmup, options.reps});
-}
-
 template <class T>
 std::vector<Record> ElementwiseLab::State::measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,
                                                    const MeasureOptions& options) {
@@ -235,7 +226,7 @@ MemoryNeed elementwiseMemory(const LabRequest& request) {
 
 void runElementwise(const LabRequest& request, Sweep& sweep) {
   ElementwiseLab lab;
-  runVectorSweep(request, sweep, lab, parseElementwiseOp, static_cast<std::int64_t>(kMaxVectorElements));
+  runVectorSweep(request, sweep, lab, parseElementwiseOp, static_cast<std::int64_t>(kMaxVectorElements), 3);
 }
 
 }  // namespace detail

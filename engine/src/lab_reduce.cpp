@@ -167,9 +167,8 @@ struct ReduceLab::State {
   bool gpu = false;
   std::optional<Stream> stream;
   DeviceBuffer x;
-  DeviceBuffer partials;    // kReduceMaxPartials doubles
-  DeviceBuffer results;     // [0] mean or the single result, [1] std
-  DeviceBuffer copyTarget;  // only for the copy-bandwidth ceiling
+  DeviceBuffer partials;  // kReduceMaxPartials doubles
+  DeviceBuffer results;   // [0] mean or the single result, [1] std
   PinnedBuffer hostResult;
   detail::HostArray hostX;
   bool filled = false;
@@ -249,16 +248,6 @@ double ReduceLab::reduce(Target target, ReduceOp op, const T* x, std::size_t n, 
 }
 template double ReduceLab::reduce<float>(Target, ReduceOp, const float*, std::size_t, int);
 template double ReduceLab::reduce<double>(Target, ReduceOp, const double*, std::size_t, int);
-
-double ReduceLab::copyGBps(DType dtype, std::size_t n, const MeasureOptions& options) {
-  validateCount(n);
-  State& s = *state_;
-  s.requireGpu();
-  const std::size_t bytes = n * dtypeSize(dtype);
-  s.reserveDevice(bytes);
-  s.copyTarget.reserve(bytes);
-  return detail::measureCopyGBps(*s.stream, s.x.data(), s.copyTarget.data(), bytes, {options.warmup, options.reps});
-}
 
 template <class T>
 std::vector<Record> ReduceLab::State::measure(Target target, ReduceOp op, DType dtype, std::size_t n,
@@ -347,14 +336,14 @@ MemoryNeed reduceMemory(const LabRequest& request) {
   for (std::size_t n : vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements")) {
     const std::size_t bytes = n * dtypeSize(request.dtype);
     need.hostBytes = std::max(need.hostBytes, bytes);
-    need.deviceBytes = std::max(need.deviceBytes, 2 * bytes);  // the copy ceiling needs a second buffer
+    need.deviceBytes = std::max(need.deviceBytes, bytes);
   }
   return need;
 }
 
 void runReduce(const LabRequest& request, Sweep& sweep) {
   ReduceLab lab;
-  runVectorSweep(request, sweep, lab, parseReduceOp, static_cast<std::int64_t>(kMaxVectorElements));
+  runVectorSweep(request, sweep, lab, parseReduceOp, static_cast<std::int64_t>(kMaxVectorElements), 1);
 }
 
 }  // namespace detail

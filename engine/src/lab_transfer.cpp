@@ -18,8 +18,6 @@ namespace gpulab::lab {
 
 namespace {
 
-constexpr std::size_t kCeilingProbeBytes = std::size_t{64} << 20;
-
 void validateBytes(std::size_t bytes) {
   if (bytes == 0 || bytes > kMaxTransferBytes)
     throw std::invalid_argument("transfer size " + std::to_string(bytes) + " is out of range: 1 to " +
@@ -32,6 +30,34 @@ const char* hostMemoryName(HostMemory memory) { return memory == HostMemory::Pag
 const char* directionName(Direction direction) { return direction == Direction::HostToDevice ? "h2d" : "d2h"; }
 const char* copyPatternName(CopyPattern pattern) {
   return pattern == CopyPattern::CopyEveryIteration ? "copy_every_iteration" : "upload_once";
+}
+
+std::string BusCeiling::how() const {
+  return "fastest of " + std::to_string(copies) + " pinned copies of " + detail::bytesText(bytes) + ", " +
+         (direction == Direction::HostToDevice ? "host to device" : "device to host") + ", at the start of this run";
+}
+
+std::vector<TransferSummaryRow> summarizeTransfers(const std::vector<Record>& records) {
+  std::vector<TransferSummaryRow> rows;
+  for (const Record& r : records) {
+    if (r.experiment != "transfer" || (r.variant != "h2d" && r.variant != "d2h") ||
+        (r.impl != "pageable" && r.impl != "pinned") || r.sizes.size() != 1)
+      continue;
+    const std::size_t bytes = static_cast<std::size_t>(r.sizes[0]);
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const TransferSummaryRow& x) { return x.bytes == bytes; });
+    if (row == rows.end()) {
+      rows.push_back({});
+      row = rows.end() - 1;
+      row->bytes = bytes;
+    }
+    const int memory = r.impl == "pinned" ? 1 : 0;
+    const int direction = r.variant == "d2h" ? 1 : 0;
+    row->gbps[memory][direction] = r.gbps;
+    row->percentOfBus[memory][direction] = r.ceiling > 0 ? r.percentOfCeiling() : -1;
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const TransferSummaryRow& a, const TransferSummaryRow& b) { return a.bytes < b.bytes; });
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,6 +191,18 @@ Record TransferLab::measureCopy(HostMemory memory, Direction direction, std::siz
   return r;
 }
 
+BusCeiling TransferLab::measureBusCeiling(Direction direction, std::size_t bytes, int copies) {
+  validateBytes(bytes);
+  if (copies < 1) throw std::invalid_argument("the bus ceiling needs at least 1 copy, got " + std::to_string(copies));
+  const Record fastest = measureCopy(HostMemory::Pinned, direction, bytes, {copies, 2, false, false});
+  BusCeiling ceiling;
+  ceiling.direction = direction;
+  ceiling.bytes = bytes;
+  ceiling.copies = copies;
+  ceiling.gbps = static_cast<double>(bytes) / (fastest.minMs * 1e6);
+  return ceiling;
+}
+
 Record TransferLab::measurePattern(CopyPattern pattern, DType dtype, std::size_t n, int iterations,
                                    const MeasureOptions& options) {
   if (n == 0 || n > kMaxVectorElements)
@@ -224,7 +262,7 @@ void validateTransfer(const LabRequest& request) {
 MemoryNeed transferMemory(const LabRequest& request) {
   MemoryNeed need;
   for (std::size_t bytes : vectorSizes(request, static_cast<std::int64_t>(kMaxTransferBytes), "bytes")) {
-    const std::size_t largest = std::max(bytes, kCeilingProbeBytes);
+    const std::size_t largest = std::max(bytes, kBusCeilingBytes);
     need.hostBytes = std::max(need.hostBytes, 4 * largest);  // pageable + three pinned arrays
     need.deviceBytes = std::max(need.deviceBytes, 3 * largest);
   }
@@ -250,8 +288,15 @@ void runTransfer(const LabRequest& request, Sweep& sweep) {
 
   TransferLab lab;
   const MeasureOptions options{request.reps, request.warmup, true, false};
-  const std::size_t probeBytes = std::max(*std::max_element(sizes.begin(), sizes.end()), kCeilingProbeBytes);
-  const std::string ceilingName = "pinned " + bytesText(probeBytes);
+  // The bus ceiling of each direction asked for, measured before anything else.
+  std::vector<BusCeiling> ceilings;
+  if (!memories.empty())
+    for (const std::string& variant : variants)
+      if (variant != "pattern") {
+        const Direction direction = variant == "h2d" ? Direction::HostToDevice : Direction::DeviceToHost;
+        ceilings.push_back(lab.measureBusCeiling(direction));
+        sweep.checkCancel();
+      }
   for (const std::string& variant : variants) {
     if (variant == "pattern") {
       for (std::size_t bytes : sizes) {
@@ -264,17 +309,17 @@ void runTransfer(const LabRequest& request, Sweep& sweep) {
       continue;
     }
     const Direction direction = variant == "h2d" ? Direction::HostToDevice : Direction::DeviceToHost;
-    if (memories.empty()) continue;
-    // The bus ceiling: pinned memory at the largest size (at least 64 MiB), measured first.
-    const double ceiling = lab.measureCopy(HostMemory::Pinned, direction, probeBytes, options).gbps;
-    sweep.checkCancel();
-    for (std::size_t bytes : sizes) {
-      for (HostMemory memory : memories) {
-        Record r = lab.measureCopy(memory, direction, bytes, options);
-        r.ceiling = ceiling;
-        r.ceilingName = ceilingName;
-        sweep.emit(r);
-        sweep.stepDone();
+    for (const BusCeiling& ceiling : ceilings) {
+      if (ceiling.direction != direction) continue;
+      for (std::size_t bytes : sizes) {
+        for (HostMemory memory : memories) {
+          Record r = lab.measureCopy(memory, direction, bytes, options);
+          r.ceiling = ceiling.gbps;
+          r.ceilingName = std::string("bus ") + directionName(direction);
+          r.ceilingHow = ceiling.how();
+          sweep.emit(r);
+          sweep.stepDone();
+        }
       }
     }
   }

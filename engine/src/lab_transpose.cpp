@@ -1,4 +1,4 @@
-// Lab: matrix transpose on the CPU and with three CUDA kernels, against the device copy bandwidth.
+// Lab: matrix transpose on the CPU and with three CUDA kernels, against the DRAM copy bandwidth.
 #include "gpulab/lab_transpose.hpp"
 
 #include <algorithm>
@@ -181,17 +181,6 @@ void TransposeLab::transpose(TransposeImpl impl, const TransposeShape& shape, co
 template void TransposeLab::transpose<float>(TransposeImpl, const TransposeShape&, const float*, float*);
 template void TransposeLab::transpose<double>(TransposeImpl, const TransposeShape&, const double*, double*);
 
-double TransposeLab::copyGBps(DType dtype, const TransposeShape& shape, const MeasureOptions& options) {
-  validate(shape);
-  State& s = *state_;
-  if (!s.gpu)
-    throw std::runtime_error("the device copy bandwidth needs a CUDA device: " + detail::gpuUnavailableReason());
-  const std::size_t bytes = elements(shape) * dtypeSize(dtype);
-  s.in.reserve(bytes);
-  s.out.reserve(bytes);
-  return detail::measureCopyGBps(*s.stream, s.in.data(), s.out.data(), bytes, {options.warmup, options.reps});
-}
-
 template <class T>
 std::vector<Record> TransposeLab::State::measure(TransposeImpl impl, DType dtype, const TransposeShape& shape,
                                                  const MeasureOptions& options) {
@@ -286,16 +275,15 @@ void runTranspose(const LabRequest& request, Sweep& sweep) {
   for (const std::string& name : impls) anyGpu = anyGpu || isGpu(parseTransposeImpl(name));
   TransposeLab lab;
   const MeasureOptions options{request.reps, request.warmup, request.withCopies, false};
+  const CopyCeiling ceiling = anyGpu ? deviceCopyCeiling() : CopyCeiling{};
+  sweep.checkCancel();
   for (const SizePoint& point : pointsOf(request)) {
     const TransposeShape shape = transposeShape(point);
-    const double ceiling = anyGpu ? lab.copyGBps(request.dtype, shape, options) : 0.0;
+    const std::size_t workingSet = 2 * elements(shape) * dtypeSize(request.dtype);  // input and output
     for (const std::string& name : impls) {
       const TransposeImpl impl = parseTransposeImpl(name);
       for (Record& r : lab.measure(impl, request.dtype, shape, options)) {
-        if (r.gpu) {
-          r.ceiling = ceiling;
-          r.ceilingName = "device copy";
-        }
+        if (r.gpu) detail::applyCopyCeiling(r, ceiling, workingSet);
         sweep.emit(r);
       }
       sweep.stepDone();

@@ -13,8 +13,11 @@
 // on the experiment's stream, its parts apart: upload, compute, download (compute-only and
 // end-to-end are both reported). Host data of GPU runs lives in pinned memory, so an upload is the
 // copy engine's time alone; the transfer experiment is where pageable memory is measured.
-// CPU work is timed with a steady clock. Each GPU rate comes with a ceiling measured in the same
-// run (device copy bandwidth, cuBLAS GFLOP/s, best pinned transfer).
+// CPU work is timed with a steady clock. Each GPU rate comes with a measured ceiling: matmul,
+// cuBLAS at the same shape in the same run; transpose, elementwise and reduce, the DRAM copy
+// bandwidth (deviceCopyCeiling: buffers 4x the L2 cache, measured once per process), with
+// Record::note saying where a working set fits in L2 and so may exceed it; transfer, the bus
+// bandwidth of large pinned copies measured at the start of the run.
 //
 // "No GPU" is a state: with no CUDA device runLab runs the CPU implementations of the experiment
 // and throws only when the request names a GPU implementation or the experiment has no CPU one.
@@ -66,7 +69,9 @@ struct Record {
   double gflops = 0;          ///< matmul: 2*m*n*k / median
   double gbps = 0;            ///< others: bytes the operation must move / median (1 GB = 1e9 B)
   double ceiling = 0;         ///< same unit as the rate, measured in this run; 0 when there is none
-  std::string ceilingName;    ///< "cuBLAS", "device copy", "best pinned"
+  std::string ceilingName;    ///< "cuBLAS", "DRAM copy", "bus h2d", "bus d2h"
+  std::string ceilingHow;     ///< one sentence: how the ceiling was measured
+  std::string note;           ///< kInL2Note when the working set fits in the L2 cache, else ""
   double relativeError = -1;  ///< matmul when checked: ||C - Cref||_F / ||Cref||_F against float64
 
   /// Upload + compute + download: the median itself when withCopies, else the sum of the medians.
@@ -76,6 +81,36 @@ struct Record {
   /// Rate as a percentage of the ceiling; 0 when there is no ceiling.
   double percentOfCeiling() const { return ceiling > 0 ? 100.0 * rate() / ceiling : 0.0; }
 };
+
+/// Record::note of a GPU compute record whose working set (every array it reads and writes) fits
+/// in the device's L2 cache: repeated runs are then served from L2 and can exceed the DRAM ceiling.
+inline constexpr const char* kInL2Note = "in L2";
+
+/// The ceiling of the memory-bound experiments (transpose, elementwise, reduce): the device's DRAM
+/// bandwidth, as the fastest of `copies` device-to-device cudaMemcpyAsync between two buffers of
+/// `bufferBytes` each. The buffers are at least 4x the L2 cache, so the copy streams through DRAM.
+struct CopyCeiling {
+  double gbps = 0;  ///< (bytes read + bytes written) / time, 1 GB = 1e9 B
+  std::size_t bufferBytes = 0;
+  std::size_t l2Bytes = 0;
+  int copies = 0;
+  int device = -1;
+  /// "fastest of 20 device-to-device copies of 200.0 MiB (4x the 50.0 MiB L2 cache)".
+  std::string how() const;
+};
+
+/// Bytes of each of the two ceiling buffers: max(4 x L2, 64 MiB), capped so that both together
+/// take at most half of `freeBytes`, rounded down to a multiple of 1 MiB. Throws std::runtime_error
+/// when free memory leaves less than 1 MiB per buffer.
+std::size_t copyCeilingBytes(std::size_t l2Bytes, std::size_t freeBytes);
+
+/// Whether a working set of `workingSetBytes` fits in an L2 cache of `l2Bytes`.
+bool fitsInL2(std::size_t workingSetBytes, std::size_t l2Bytes);
+
+/// The DRAM copy ceiling of the current device, measured the first time it is asked for in this
+/// process (a few milliseconds, with two temporary buffers) and cached per device afterwards.
+/// Blocking and thread-safe. Throws std::runtime_error without a CUDA device.
+CopyCeiling deviceCopyCeiling();
 
 /// Comma-separated CSV with a header line naming every Record field (for the GUI's export).
 std::string csvHeader();

@@ -3,8 +3,8 @@
 //   a*x+y     out = a*x + y with a = kAxpyA
 // cpu: a plain loop over stripes on all cores (OpenCV's TBB pool), compiled without FMA contraction;
 // gpu: a grid-stride kernel with 16-byte loads. Both round each product and sum on its own, so the
-// results are identical bit for bit. Three arrays move per call: the ceiling is the device copy
-// bandwidth measured in the same run.
+// results are identical bit for bit. Three arrays move per call: the ceiling is the DRAM copy
+// bandwidth (deviceCopyCeiling); sizes whose three arrays fit in L2 are noted "in L2".
 #pragma once
 
 #include <cstddef>
@@ -41,9 +41,6 @@ class ElementwiseLab {
   /// overlap x or y. Throws std::invalid_argument for n == 0 or above kMaxVectorElements.
   template <class T>
   void run(Target target, ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t n);
-
-  /// Device copy of n elements in GB/s (bytes read + written).
-  double copyGBps(DType dtype, std::size_t n, const MeasureOptions& options);
 
   /// Times one side on seeded random input: GB/s counts 3 n elements (x, y read, out written).
   std::vector<Record> measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,

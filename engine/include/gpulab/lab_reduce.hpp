@@ -4,7 +4,8 @@
 // cpu: stripes on all cores (OpenCV's TBB pool), four double accumulators per stripe, stripes
 // combined in order; gpu: grid-stride blocks reduced with warp shuffles into per-block partials,
 // then one block over the partials (reduce.cuh), no atomics. Both accumulate in double and give
-// the same result on every run. GB/s counts n elements read once (std reads them twice).
+// the same result on every run. GB/s counts n elements read once (std reads them twice); the
+// ceiling is the DRAM copy bandwidth (deviceCopyCeiling); sizes whose input fits in L2 are noted.
 #pragma once
 
 #include <cstddef>
@@ -39,9 +40,6 @@ class ReduceLab {
   /// std::invalid_argument for n == 0 or above kMaxVectorElements.
   template <class T>
   double reduce(Target target, ReduceOp op, const T* x, std::size_t n, int maxBlocks = 0);
-
-  /// Device copy of n elements in GB/s (bytes read + written).
-  double copyGBps(DType dtype, std::size_t n, const MeasureOptions& options);
 
   std::vector<Record> measure(Target target, ReduceOp op, DType dtype, std::size_t n, const MeasureOptions& options);
 

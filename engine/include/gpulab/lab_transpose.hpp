@@ -4,8 +4,8 @@
 //   gpu_naive         coalesced reads, writes strided by a whole column
 //   gpu_tiled         through a 32x32 shared-memory tile: both sides coalesced, bank conflicts
 //   gpu_tiled_padded  the same tile padded to 33 columns: no bank conflicts
-// A transpose moves every byte once in and once out, like a copy; the device-to-device copy
-// bandwidth measured in the same run is its ceiling.
+// A transpose moves every byte once in and once out, like a copy; the DRAM copy bandwidth
+// (deviceCopyCeiling) is its ceiling, and sizes whose input and output fit in L2 are noted.
 #pragma once
 
 #include <memory>
@@ -52,9 +52,6 @@ class TransposeLab {
   /// implementation without a GPU.
   template <class T>
   void transpose(TransposeImpl impl, const TransposeShape& shape, const T* in, T* out);
-
-  /// Device-to-device copy of one rows x cols matrix, in GB/s (bytes read + written): the ceiling.
-  double copyGBps(DType dtype, const TransposeShape& shape, const MeasureOptions& options);
 
   /// Times `impl` on seeded random input: one record (GB/s counting bytes read + written), plus an
   /// end-to-end one when options.withCopies on the GPU.
