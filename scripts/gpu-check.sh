@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
 logs=$(mktemp -d)
 cd "$root"
-steps=${*:-tests sanitize bench}
+steps=${*:-tests sanitize bench shots}
 
 # The test binaries name /work/main/... (this build's source dir): make that path point here.
 if [ ! -e /work/main/resources ]; then mkdir -p /work && ln -sfn "$root" /work/main; fi
@@ -57,7 +57,30 @@ if [[ $steps == *bench* ]]; then
     $cli lab matmul --sizes 4096 --reps 10 --dtype f64 --json "$logs/bench/mm64.json"
     $cli lab transpose --sizes 8192 --reps 20
     $cli lab transfer --json "$logs/bench/transfer.json"
+    $cli lab elementwise --sizes 1M,4M,16M,256M --impl gpu
   } > "$out/bench.txt" 2>&1
   cat "$out/bench.txt"
+fi
+
+# Screenshots of the GUI on this GPU (offscreen) into $out/shots.tar, the Mandelbrot zoom frame
+# rate at 1920x1080 into shots.txt, and the 8K still.
+if [[ $steps == *shots* ]]; then
+  shots=$logs/shots; mkdir -p "$shots"  # at most 8 files come back: the small ones as one tar
+  gui=build/app/gui/gpulab
+  {
+    $gui --size 1400x900 --tab FFT --screenshot "$shots/fft-tab.png"
+    $gui --size 1400x900 --tab Mandelbrot --screenshot "$shots/mandelbrot-tab.png"
+    for e in matmul:32..4096 transpose:256..8192 transfer:4K..256M elementwise:1K..64M reduce:1K..64M; do
+      timeout 300 $gui --size 1920x1080 --screenshot "$shots/lab-${e%%:*}.png" --lab-experiment "${e%%:*}" \
+        --lab-sizes "${e#*:}" --lab-with-copies --lab-run || echo "lab-${e%%:*} failed"
+    done
+    GPULAB_TEST_SCREENSHOTS=$shots build/tests/test_filters_gui --gtest_filter='*MainWindow*' --gtest_brief=1
+    $gui --zoom-benchmark 400 --size 1920x1080
+    $gui --zoom-benchmark 400 --size 1920x1080 --zoom-rate 0
+    build/app/cli/gpulab-cli mandelbrot --device gpu --size 7680x4320 --center -1.7548776662,0 --width 0.05 \
+      --density 0.2 --offset 0.55 --out "$out/mandelbrot-8k.png"
+  } > "$out/shots.txt" 2>&1
+  tar cf "$out/shots.tar" -C "$shots" .
+  cat "$out/shots.txt"
 fi
 tar czf "$out/logs.tar.gz" -C "$logs" .

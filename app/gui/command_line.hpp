@@ -1,5 +1,8 @@
 // The command line of the desktop app:
 //   gpulab [FILE] [--screenshot OUT.png [--tab NAME] [--size WxH] [--apply]]
+//          [--lab-experiment NAME] [--lab-sizes LIST] [--lab-dtype f32|f64] [--lab-impls LIST]
+//          [--lab-ops LIST] [--lab-reps N] [--lab-with-copies] [--lab-run]
+//   gpulab --zoom-benchmark N [--zoom-rate HZ] [--size WxH]   (the Mandelbrot tab; WxH is the canvas)
 #pragma once
 
 #include <QSize>
@@ -9,17 +12,33 @@
 
 namespace gpulab::gui {
 
+/// The Lab tab's options: any of them selects the Lab tab (unless --tab names it already).
+struct LabCommandLine {
+  QString experiment;       ///< --lab-experiment matmul|transpose|transfer|elementwise|reduce
+  QString sizes;            ///< --lab-sizes LIST, as the tab's Sizes field takes it
+  QString dtype;            ///< --lab-dtype f32|f64
+  QStringList impls;        ///< --lab-impls a,b: exactly these implementations (default: all usable)
+  QStringList ops;          ///< --lab-ops a,b: these variants; the first is plotted (default: all)
+  int reps = 0;             ///< --lab-reps N; 0 keeps the tab's default
+  bool withCopies = false;  ///< --lab-with-copies
+  bool run = false;         ///< --lab-run: run the sweep; with --screenshot, shoot when it ends
+  bool given = false;       ///< any --lab-* option was given
+};
+
 struct CommandLine {
-  QString file;        ///< the photo to open instead of the bundled one
-  QString screenshot;  ///< render the window to this file after start-up and exit
-  QString tab;         ///< the tab to select first
-  bool apply = false;  ///< with --screenshot: run the Filters tab's Apply and wait for its result
+  QString file;             ///< the photo to open instead of the bundled one
+  QString screenshot;       ///< render the window to this file after start-up and exit
+  QString tab;              ///< the tab to select first
+  bool apply = false;       ///< with --screenshot: run the Filters tab's Apply and wait for its result
+  int zoomBenchmark = 0;    ///< wheel-zoom steps to play on the Mandelbrot tab, then exit; 0: off
+  double zoomRate = 120.0;  ///< steps per second; 0: each step once the previous one's frame is painted
   QSize size{1400, 900};
   bool sizeGiven = false;
   bool help = false;
   bool version = false;
   QString helpText;
   QString error;  ///< one line saying what was wrong, when parsing failed
+  LabCommandLine lab;
 };
 
 /// Parses `arguments` (argv, the program name first). Never exits and never prints.

@@ -108,6 +108,7 @@ LabTab::LabTab(TabServices& services, QWidget* parent) : QWidget(parent), servic
         hasGpu_ = device.first;
         deviceStatus_ = device.second;
         updateImplAvailability();
+        if (std::exchange(runPending_, false)) run();
       });
 }
 
@@ -176,20 +177,31 @@ void LabTab::buildUi() {
   controlsLayout->addStretch(1);
   controls->setMaximumWidth(360);
 
-  plotMode_ = new QComboBox;
-  plotMode_->addItem(tr("Time against size"), static_cast<int>(LabPlot::Mode::Time));
-  plotMode_->addItem(tr("Throughput against the ceiling"), static_cast<int>(LabPlot::Mode::Rate));
   plotVariant_ = new QComboBox;
+  plotVariant_->setObjectName(QStringLiteral("labPlotVariant"));
+  plotVariant_->setToolTip(tr("The variant both plots show"));
   plotVariant_->setVisible(false);
   exportCsv_ = new QPushButton(tr("Export CSV..."));
-  savePlot_ = new QPushButton(tr("Save plot PNG..."));
+  savePlot_ = new QPushButton(tr("Save plots PNG..."));
+  plotVariantLabel_ = new QLabel(tr("Plotted variant"));
+  plotVariantLabel_->setVisible(false);
   auto* plotBar = new QHBoxLayout;
-  plotBar->addWidget(plotMode_);
+  plotBar->addWidget(plotVariantLabel_);
   plotBar->addWidget(plotVariant_);
   plotBar->addStretch(1);
   plotBar->addWidget(savePlot_);
   plotBar->addWidget(exportCsv_);
   plot_ = new LabPlot;
+  plot_->setMode(LabPlot::Mode::Time);
+  ratePlot_ = new LabPlot;
+  ratePlot_->setObjectName(QStringLiteral("labRatePlot"));
+  ratePlot_->setMode(LabPlot::Mode::Rate);
+  plots_ = new QWidget;
+  auto* plotsLayout = new QHBoxLayout(plots_);
+  plotsLayout->setContentsMargins(0, 0, 0, 0);
+  plotsLayout->setSpacing(4);
+  plotsLayout->addWidget(plot_, 1);
+  plotsLayout->addWidget(ratePlot_, 1);
   crossoverLabel_ = new QLabel;
   crossoverLabel_->setObjectName(QStringLiteral("labCrossovers"));
   crossoverLabel_->setWordWrap(true);
@@ -198,15 +210,15 @@ void LabTab::buildUi() {
   auto* plotLayout = new QVBoxLayout(plotPane);
   plotLayout->setContentsMargins(0, 0, 0, 0);
   plotLayout->addLayout(plotBar);
-  plotLayout->addWidget(plot_, 1);
+  plotLayout->addWidget(plots_, 1);
   plotLayout->addWidget(crossoverLabel_);
 
   table_ = new QTableWidget;
   table_->setObjectName(QStringLiteral("labTable"));
-  const QStringList headers = {tr("Variant"),     tr("Implementation"), tr("Type"),      tr("Size"),
-                               tr("Median ms"),   tr("Min ms"),         tr("Max ms"),    tr("Upload ms"),
-                               tr("Download ms"), tr("End to end ms"),  tr("Rate"),      tr("% of ceiling"),
-                               tr("Ceiling"),     tr("Rel. error"),     tr("Parameters")};
+  const QStringList headers = {tr("Variant"),     tr("Implementation"), tr("Type"),       tr("Size"),
+                               tr("Median ms"),   tr("Min ms"),         tr("Max ms"),     tr("Upload ms"),
+                               tr("Download ms"), tr("End to end ms"),  tr("Rate"),       tr("% of ceiling"),
+                               tr("Note"),        tr("Ceiling"),        tr("Rel. error"), tr("Parameters")};
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setHorizontalHeaderLabels(headers);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -218,7 +230,7 @@ void LabTab::buildUi() {
   results->addWidget(plotPane);
   results->addWidget(table_);
   results->setStretchFactor(0, 3);
-  results->setStretchFactor(1, 2);
+  results->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(controls);
   split->addWidget(results);
@@ -230,10 +242,11 @@ void LabTab::buildUi() {
   connect(experiment_, &QComboBox::currentIndexChanged, this, &LabTab::experimentChanged);
   connect(run_, &QPushButton::clicked, this, &LabTab::run);
   connect(cancel_, &QPushButton::clicked, this, &LabTab::cancel);
-  connect(plotMode_, &QComboBox::currentIndexChanged, this,
-          [this] { plot_->setMode(static_cast<LabPlot::Mode>(plotMode_->currentData().toInt())); });
   connect(plotVariant_, &QComboBox::currentTextChanged, this, [this](const QString& v) {
-    if (!v.isEmpty()) plot_->setVariant(v);
+    if (v.isEmpty()) return;
+    plot_->setVariant(v);
+    ratePlot_->setVariant(v);
+    showCrossovers();
   });
   connect(exportCsv_, &QPushButton::clicked, this, &LabTab::exportCsvClicked);
   connect(savePlot_, &QPushButton::clicked, this, &LabTab::savePlotClicked);
@@ -303,6 +316,10 @@ void LabTab::setSelectedVariants(const QStringList& variants) {
   checkAll(variants_, [&](const QString& name) { return variants.contains(name); });
 }
 
+void LabTab::setPlotVariant(const QString& variant) {
+  if (plotVariant_->findText(variant) >= 0) plotVariant_->setCurrentText(variant);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Running
 
@@ -313,27 +330,31 @@ void LabTab::run() {
     const QString text = sizes_->text().trimmed();
     if (!text.isEmpty()) request.points = lab::parseSizeList(text.toStdString());
   } catch (const std::invalid_argument& e) {
-    setStatus(QString::fromStdString(e.what()), true);
+    refuse(QString::fromStdString(e.what()));
     return;
   }
   for (const QString& impl : selectedImpls()) request.impls.push_back(impl.toStdString());
   if (request.impls.empty()) {
-    setStatus(tr("Choose at least one implementation."), true);
+    const bool nothingRunsHere = deviceKnown_ && !hasGpu_ && request.experiment == lab::Experiment::Transfer;
+    refuse(nothingRunsHere ? tr("Transfers need a CUDA device: %1.").arg(deviceStatus_)
+                           : tr("Choose at least one implementation."));
     return;
   }
   if (variants_->count() > 0) {
     for (const QString& v : checkedNames(variants_)) request.variants.push_back(v.toStdString());
     if (request.variants.empty()) {
-      setStatus(tr("Choose at least one variant."), true);
+      refuse(tr("Choose at least one variant."));
       return;
     }
   }
   request.dtype = static_cast<lab::DType>(dtype_->currentData().toInt());
-  request.withCopies = withCopies_->isVisible() && withCopies_->isChecked();
-  request.check = check_->isVisible() && check_->isChecked();
+  // isHidden, not isVisible: the options count whether or not the window is on screen yet.
+  request.withCopies = !withCopies_->isHidden() && withCopies_->isChecked();
+  request.check = !check_->isHidden() && check_->isChecked();
   request.reps = reps_->value();
 
   job_.cancel();
+  lastRunFailed_ = false;
   records_.clear();
   crossovers_.clear();
   showRecords();
@@ -386,6 +407,13 @@ void LabTab::run() {
            }});
 }
 
+void LabTab::runWhenReady() {
+  if (deviceKnown_)
+    run();
+  else
+    runPending_ = true;
+}
+
 void LabTab::cancel() {
   if (running()) setStatus(tr("Cancelling after the current measurement..."), false);
   job_.cancel();
@@ -403,7 +431,14 @@ void LabTab::takePartial() {
   showRecords();
 }
 
+void LabTab::refuse(const QString& message) {
+  lastRunFailed_ = true;
+  setStatus(message, true);
+  emit runFinished();
+}
+
 void LabTab::finish(const QString& message, bool isError) {
+  lastRunFailed_ = isError;
   run_->setEnabled(true);
   cancel_->setEnabled(false);
   if (!isError) progress_->setValue(progress_->maximum());
@@ -426,6 +461,8 @@ QString LabTab::statusText() const { return status_->text(); }
 void LabTab::showRecords() {
   crossovers_ = lab::findCrossovers(records_);
   plot_->setData(records_, crossovers_);
+  ratePlot_->setData(records_, crossovers_);
+  ratePlot_->setVariant(plot_->variant());
 
   const QStringList variants = plot_->variants();
   {
@@ -435,11 +472,9 @@ void LabTab::showRecords() {
     plotVariant_->setCurrentText(plot_->variant());
   }
   plotVariant_->setVisible(!variants.isEmpty());
+  plotVariantLabel_->setVisible(!variants.isEmpty());
   table_->setColumnHidden(0, variants.isEmpty());
-
-  QStringList sentences;
-  for (const lab::Crossover& c : crossovers_) sentences << QString::fromStdString(c.sentence());
-  crossoverLabel_->setText(sentences.join(QLatin1Char('\n')));
+  showCrossovers();
 
   table_->setRowCount(static_cast<int>(records_.size()));
   for (int row = 0; row < static_cast<int>(records_.size()); ++row) {
@@ -460,16 +495,31 @@ void LabTab::showRecords() {
         parts ? number(r.endToEndMs()) : QString(),
         r.rate() > 0 ? number(r.rate()) + QLatin1Char(' ') + QLatin1String(r.rateUnit()) : QString(),
         r.ceiling > 0 ? QString::number(r.percentOfCeiling(), 'f', 0) + QLatin1Char('%') : QString(),
+        QString::fromStdString(r.note),
         r.ceiling > 0 ? number(r.ceiling) + QLatin1Char(' ') + QString::fromStdString(r.ceilingName) : QString(),
         r.relativeError >= 0 ? QString::number(r.relativeError, 'g', 3) : QString(),
         QString::fromStdString(r.params)};
     for (int col = 0; col < static_cast<int>(cells.size()); ++col) {
       auto* item = new QTableWidgetItem(cells[col]);
-      if (col >= 4 && col <= 13) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      if ((col >= 4 && col <= 11) || col == 14) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       table_->setItem(row, col, item);
     }
+    if (!r.ceilingHow.empty()) table_->item(row, 13)->setToolTip(QString::fromStdString(r.ceilingHow));
+    if (r.note == lab::kInL2Note)
+      table_->item(row, 12)->setToolTip(
+          tr("The arrays of this size fit in the L2 cache together: the timed runs after the first read them from "
+             "L2, so the rate can pass the DRAM ceiling."));
   }
   if (!records_.empty()) table_->scrollToBottom();
+}
+
+void LabTab::showCrossovers() {
+  // The sentences of the plotted variant; matmul and transpose have one group.
+  QStringList sentences;
+  for (const lab::Crossover& c : crossovers_)
+    if (QString::fromStdString(c.variant) == plot_->variant()) sentences << QString::fromStdString(c.sentence());
+  crossoverLabel_->setText(sentences.join(QLatin1Char('\n')));
+  crossoverLabel_->setVisible(!sentences.isEmpty());
 }
 
 QString LabTab::crossoverText() const { return crossoverLabel_->text(); }
@@ -490,7 +540,7 @@ bool LabTab::exportCsv(const QString& path, QString* error) const {
 }
 
 bool LabTab::savePlot(const QString& path, QString* error) const {
-  const QPixmap pixmap = plot_->grab();
+  const QPixmap pixmap = plots_->grab();
   if (pixmap.isNull() || !pixmap.save(path, "PNG")) {
     if (error) *error = tr("Cannot save the plot to %1").arg(path);
     return false;
@@ -511,7 +561,7 @@ void LabTab::exportCsvClicked() {
 
 void LabTab::savePlotClicked() {
   const QString path =
-      QFileDialog::getSaveFileName(this, tr("Save plot"), QStringLiteral("lab.png"), tr("PNG image (*.png)"));
+      QFileDialog::getSaveFileName(this, tr("Save plots"), QStringLiteral("lab.png"), tr("PNG image (*.png)"));
   if (path.isEmpty()) return;
   QString error;
   if (savePlot(path, &error))

@@ -1,12 +1,15 @@
 // gpulab: the desktop application. Everything but start-up lives in the gpulab_gui library.
 #include <QApplication>
+#include <QDockWidget>
 #include <QPixmap>
 #include <QTimer>
 #include <cstdio>
 
 #include "command_line.hpp"
 #include "filters_tab.hpp"
+#include "lab_tab.hpp"
 #include "main_window.hpp"
+#include "mandelbrot_tab.hpp"
 #include "theme.hpp"
 
 namespace {
@@ -25,33 +28,87 @@ int fail(int code, const QString& message) {
   return code;
 }
 
-// After start-up (photo shown, device reported, or `timeoutMs`), and with `apply` once the Filters
-// tab has shown its result, renders the window to `file` and quits with 0, or with 1 and one line
-// on stderr when the file cannot be written.
-void screenshotWhenReady(gpulab::gui::MainWindow& window, const QString& file, int timeoutMs, bool apply) {
+/// Sets the Lab tab's controls from --lab-* (validated by parseCommandLine).
+void applyLabOptions(gpulab::gui::LabTab& lab, const gpulab::gui::LabCommandLine& options) {
+  namespace labns = gpulab::lab;
+  if (!options.experiment.isEmpty()) lab.setExperiment(labns::parseExperiment(options.experiment.toStdString()));
+  if (!options.sizes.isEmpty()) lab.setSizesText(options.sizes);
+  if (!options.dtype.isEmpty()) lab.setDType(labns::parseDType(options.dtype.toStdString()));
+  if (!options.impls.isEmpty()) lab.setSelectedImpls(options.impls);
+  if (!options.ops.isEmpty()) lab.setSelectedVariants(options.ops);
+  if (options.reps > 0) lab.setReps(options.reps);
+  lab.setWithCopies(options.withCopies);
+  if (!options.ops.isEmpty()) {
+    const QString plotted = options.ops.front();
+    QObject::connect(&lab, &gpulab::gui::LabTab::runFinished, &lab, [&lab, plotted] { lab.setPlotVariant(plotted); });
+  }
+}
+
+// After start-up (photo shown, device reported, or `timeoutMs`), with `apply` once the Filters
+// tab has shown its result, and with `labRun` once the Lab tab's sweep has ended, renders the
+// window to `file` and quits with 0, or with 1 and one line on stderr when the file cannot be
+// written or the sweep failed.
+void screenshotWhenReady(gpulab::gui::MainWindow& window, const QString& file, int timeoutMs, bool apply, bool labRun) {
   auto taken = std::make_shared<bool>(false);
-  auto take = [&window, file, taken](bool timedOut) {
+  auto take = [&window, file, taken](bool timedOut, const QString& failure = {}) {
     if (*taken) return;
     *taken = true;
     if (timedOut)
       std::fprintf(stderr, "gpulab: start-up took longer than expected; the screenshot shows it unfinished\n");
     // Let the layout and the last paints settle before rendering.
-    QTimer::singleShot(100, &window, [&window, file] {
+    QTimer::singleShot(100, &window, [&window, file, failure] {
       const QPixmap shot = window.grab();
       if (shot.isNull() || !shot.save(file))
         QCoreApplication::exit(fail(1, QStringLiteral("cannot write the screenshot to %1").arg(file)));
       else
-        QCoreApplication::exit(0);
+        QCoreApplication::exit(failure.isEmpty() ? 0 : fail(1, failure));
     });
   };
-  QObject::connect(&window, &gpulab::gui::MainWindow::startupFinished, &window, [&window, take, apply] {
+  QObject::connect(&window, &gpulab::gui::MainWindow::startupFinished, &window, [&window, take, apply, labRun] {
+    if (auto* lab = labRun ? window.findChild<gpulab::gui::LabTab*>() : nullptr) {
+      QObject::connect(
+          lab, &gpulab::gui::LabTab::runFinished, &window,
+          [take, lab] {
+            take(false,
+                 lab->lastRunFailed() ? QStringLiteral("the Lab run failed: %1").arg(lab->statusText()) : QString());
+          },
+          Qt::SingleShotConnection);
+      return lab->runWhenReady();
+    }
     auto* filters = apply ? window.findChild<gpulab::gui::FiltersTab*>() : nullptr;
     if (filters == nullptr) return take(false);
     QObject::connect(
         filters, &gpulab::gui::FiltersTab::runFinished, &window, [take] { take(false); }, Qt::SingleShotConnection);
     filters->apply();
   });
-  QTimer::singleShot(timeoutMs, &window, [take] { take(true); });
+  QTimer::singleShot(timeoutMs, &window, [take, labRun] {
+    take(true, labRun ? QStringLiteral("the Lab run did not finish in time") : QString());
+  });
+}
+
+// Once start-up has finished, plays the zoom benchmark on the Mandelbrot tab, prints its report on
+// stdout and quits with 0, or with 1 and one line on stderr when nothing could be measured.
+void zoomBenchmarkWhenReady(gpulab::gui::MainWindow& window, const gpulab::gui::CommandLine& cli) {
+  QObject::connect(&window, &gpulab::gui::MainWindow::startupFinished, &window, [&window, cli] {
+    auto* tab = window.findChild<gpulab::gui::MandelbrotTab*>();
+    if (tab == nullptr) return QCoreApplication::exit(fail(1, QStringLiteral("there is no Mandelbrot tab")));
+    gpulab::gui::MandelbrotZoomBenchmark::Options options;
+    options.steps = cli.zoomBenchmark;
+    options.rateHz = cli.zoomRate;
+    if (cli.sizeGiven) options.canvasSize = cli.size;
+    auto* benchmark = new gpulab::gui::MandelbrotZoomBenchmark(*tab, options, &window);
+    QObject::connect(
+        benchmark, &gpulab::gui::MandelbrotZoomBenchmark::finished, &window,
+        [](const gpulab::gui::MandelbrotZoomBenchmark::Result& result) {
+          const QString report = gpulab::gui::MandelbrotZoomBenchmark::describe(result);
+          if (!result.error.isEmpty())
+            return QCoreApplication::exit(fail(1, QString(report).replace(QLatin1Char('\n'), QStringLiteral("; "))));
+          std::printf("%s\n", qPrintable(report));
+          std::fflush(stdout);
+          QCoreApplication::exit(0);
+        });
+    benchmark->start();
+  });
 }
 
 }  // namespace
@@ -80,12 +137,30 @@ int main(int argc, char** argv) {
   }
 
   const bool screenshot = !cli.screenshot.isEmpty();
-  gpulab::gui::MainWindow window({.persistSettings = !screenshot, .errorDialogs = !screenshot});
-  if (!cli.tab.isEmpty() && !window.selectTab(cli.tab))
+  const bool unattended = screenshot || cli.zoomBenchmark > 0;
+  gpulab::gui::MainWindow window({.persistSettings = !unattended, .errorDialogs = !unattended});
+  const QString tab = cli.tab.isEmpty() && cli.lab.given ? QStringLiteral("Lab") : cli.tab;
+  if (!tab.isEmpty() && !window.selectTab(tab))
     return fail(
-        2, QStringLiteral("there is no tab '%1'; tabs: %2").arg(cli.tab, window.tabNames().join(QStringLiteral(", "))));
+        2, QStringLiteral("there is no tab '%1'; tabs: %2").arg(tab, window.tabNames().join(QStringLiteral(", "))));
+  if (cli.zoomBenchmark > 0) {
+    const QString mandelbrot = QStringLiteral("Mandelbrot");
+    if (!tab.isEmpty() && tab.compare(mandelbrot, Qt::CaseInsensitive) != 0)
+      return fail(2, QStringLiteral("--zoom-benchmark runs on the Mandelbrot tab, not '%1'").arg(tab));
+    window.selectTab(mandelbrot);
+    zoomBenchmarkWhenReady(window, cli);
+  }
+  auto* lab = window.findChild<gpulab::gui::LabTab*>();
+  if (cli.lab.given && lab != nullptr) applyLabOptions(*lab, cli.lab);
+  if (screenshot && cli.lab.given)  // the Lab's screenshot: the device panel, not the photo's docks
+    for (const char* dock : {"photoDock", "timingsDock"})
+      if (auto* widget = window.findChild<QDockWidget*>(QLatin1String(dock))) widget->hide();
   if (screenshot || cli.sizeGiven) window.resize(cli.size);
-  if (screenshot) screenshotWhenReady(window, cli.screenshot, cli.apply ? 60000 : 10000, cli.apply);
+  const bool labRun = cli.lab.run && lab != nullptr;
+  if (screenshot)
+    screenshotWhenReady(window, cli.screenshot, labRun ? 600000 : cli.apply ? 60000 : 10000, cli.apply, labRun);
+  else if (labRun)
+    lab->runWhenReady();
   window.show();
   window.startUp(cli.file);
   return QApplication::exec();
