@@ -2,11 +2,14 @@
 // the CPU (OpenCV) and GPU paths against a naive direct convolution in double for every border,
 // output mode, odd/even/non-square kernels, kernels larger than the image, correlation against
 // cv::filter2D, and the cost model.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -672,6 +675,26 @@ TEST(ConvCostModel, ChoosesTheCheaperMethod) {
   EXPECT_EQ(toString(ConvAlgorithm::Fft), "fft");
 }
 
+TEST(ConvCostModel, CalibrationImageIsFixedNoise) {
+  const Image a = ConvCostModel::calibrationImage(97, 61);
+  const Image b = ConvCostModel::calibrationImage(97, 61);
+  ASSERT_EQ(a.width(), 97);
+  ASSERT_EQ(a.height(), 61);
+  ASSERT_EQ(a.type(), PixelType::F32);
+  double sum = 0;
+  std::set<float> distinct;
+  for (std::size_t i = 0; i < a.samples<float>().size(); ++i) {
+    const float v = a.samples<float>()[i];
+    ASSERT_EQ(v, b.samples<float>()[i]);
+    ASSERT_GE(v, -1.0f);
+    ASSERT_LT(v, 1.0f);
+    sum += v;
+    distinct.insert(v);
+  }
+  EXPECT_GT(distinct.size(), 97u * 61u * 99 / 100);  // noise, not a pattern
+  EXPECT_LT(std::abs(sum / (97.0 * 61.0)), 0.05);    // centred on 0
+}
+
 TEST(ConvCostModel, CalibratesOnTheCpu) {
   // A synthetic direct timer makes the direct line known exactly; the FFT line is measured.
   const ConvCostModel model =
@@ -693,4 +716,24 @@ TEST(ConvCostModel, CalibratesOnTheGpu) {
   EXPECT_GT(model.fft().msPerUnit, 0.0);
   EXPECT_EQ(model.choose(1024, 1024, 3, 3), ConvAlgorithm::Direct);
   EXPECT_EQ(model.choose(2048, 2048, 127, 127), ConvAlgorithm::Fft);
+}
+
+TEST(ConvCostModel, GpuCalibrationReachesPastTheL2Cache) {
+  // Lines fitted on L2-resident images only mispredict large ones: the direct timer must be asked
+  // about an image larger than this device's L2 cache, with kernels on both sides of 15x15.
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  int l2 = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, gpu.device()), cudaSuccess);
+  std::size_t largestBytes = 0;
+  int smallestKernel = 1 << 20, largestKernel = 0;
+  (void)ConvCostModel::calibrateGpu(gpu, [&](int w, int h, int kw, int kh) {
+    largestBytes = std::max(largestBytes, static_cast<std::size_t>(w) * h * sizeof(float));
+    smallestKernel = std::min(smallestKernel, kw * kh);
+    largestKernel = std::max(largestKernel, kw * kh);
+    return 1e-9 * w * h * kw * kh + 0.003;
+  });
+  EXPECT_GT(largestBytes, static_cast<std::size_t>(l2));
+  EXPECT_LT(smallestKernel, 15 * 15);
+  EXPECT_GT(largestKernel, 15 * 15);
 }

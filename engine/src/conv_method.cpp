@@ -23,14 +23,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Calibration: what the direct method costs, measured with Conv2D itself
 
-Image randomF32(int width, int height, unsigned seed) {
-  Image img(width, height, 1, PixelType::F32);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(0.f, 1.f);
-  for (float& v : img.samples<float>()) v = d(rng);
-  return img;
-}
-
 FilterSpec randomConvSpec(int kw, int kh, unsigned seed) {
   FilterSpec spec;
   spec.op = FilterOp::Conv;
@@ -42,16 +34,15 @@ FilterSpec randomConvSpec(int kw, int kh, unsigned seed) {
   return spec;
 }
 
-double directGpuMs(GpuContext& gpu, int width, int height, int kw, int kh) {
+double directGpuMs(GpuContext& gpu, const DeviceImage& in, int kw, int kh) {
   Conv2D conv(randomConvSpec(kw, kh, 17));
-  const DeviceImage in = gpu.upload(randomF32(width, height, 19));
   DeviceImage out;
   return timeStream(gpu.stream(), [&] { conv.runGpu(gpu, in, out); }, {.warmup = 2, .reps = 5}).medianMs;
 }
 
 double directCpuMs(int width, int height, int kw, int kh) {
   const Conv2D conv(randomConvSpec(kw, kh, 17));
-  const Image in = randomF32(width, height, 19);
+  const Image in = ConvCostModel::calibrationImage(width, height);
   return timeHost([&] { (void)conv.runCpu(in); }, {.warmup = 1, .reps = 3}).medianMs;
 }
 
@@ -122,8 +113,12 @@ ConvCostModel gpuConvCostModel(GpuContext& gpu) {
   ModelCache& cache = modelCache();
   const std::lock_guard lock(cache.gpuMutex);  // held while calibrating: one calibration per device
   if (const auto it = cache.gpu.find(gpu.device()); it != cache.gpu.end()) return it->second;
-  const ConvCostModel model = ConvCostModel::calibrateGpu(
-      gpu, [&gpu](int width, int height, int kw, int kh) { return directGpuMs(gpu, width, height, kw, kh); });
+  std::map<std::pair<int, int>, DeviceImage> inputs;  // each size made and uploaded once
+  const ConvCostModel model = ConvCostModel::calibrateGpu(gpu, [&](int width, int height, int kw, int kh) {
+    auto [input, fresh] = inputs.try_emplace({width, height});
+    if (fresh) input->second = gpu.upload(ConvCostModel::calibrationImage(width, height));
+    return directGpuMs(gpu, input->second, kw, kh);
+  });
   cache.gpu.emplace(gpu.device(), model);
   return model;
 }

@@ -15,8 +15,8 @@
 //   the process-wide model of that device (gpuConvCostModel), on the CPU the CPU's
 //   (cpuConvCostModel), or a model pinned to this filter. A kernel above Conv2D::kMaxKernelSize a
 //   side always goes to the FFT (and needs no model). Never in place (the direct method cannot).
-//   The first run that needs a model calibrates it (blocking: tens of ms on a GPU, about a second
-//   on a CPU); prepareGpu / prepareCpu do that up front, so timed runs never include it.
+//   The first run that needs a model calibrates it (blocking; `gpulab-cli bench` reports how long
+//   as prepare_ms); prepareGpu / prepareCpu do that up front, so timed runs never include it.
 // runCpu is thread-safe and blocking; runReference is the naive definition in double (Conv2D's for
 // kernels up to 127, the same formula here for larger ones).
 #pragma once

@@ -170,9 +170,9 @@ std::string_view toString(ConvAlgorithm algorithm) noexcept;  ///< "direct", "ff
 /// Estimates both methods from throughputs measured on the running machine:
 ///   direct ms ~ a * (W * H * kw * kh * channels) + b
 ///   fft ms    ~ c * (channels * Np * log2 Np) + d,   Np = Wp * Hp of the 'same' geometry
-/// and picks the cheaper. calibrate*() measure a, b, c, d once (tens of milliseconds on a GPU,
-/// about a second on a CPU); the owner keeps the model. The direct timings come from the direct
-/// implementation through a callback, so the model measures the kernels it will choose between.
+/// and picks the cheaper. calibrate*() measure a, b, c, d once (blocking; `gpulab-cli bench`
+/// reports the time as the first auto row's prepare_ms); the owner keeps the model. The direct timings come from the
+/// direct implementation through a callback, so the model measures the kernels it will choose between.
 class ConvCostModel {
  public:
   struct Line {
@@ -191,6 +191,11 @@ class ConvCostModel {
   const Line& direct() const noexcept { return direct_; }
   const Line& fft() const noexcept { return fft_; }
 
+  /// The input that calibration times: width x height float32 noise in [-1, 1), the same on every
+  /// call (a hash of the sample index, about 1 ns a sample: the timings do not depend on the values,
+  /// and std::mt19937 took longer than the measurements themselves on 4096^2).
+  static Image calibrationImage(int width, int height);
+
   static double directUnits(int width, int height, int kw, int kh, int channels = 1);
   static double fftUnits(int width, int height, int kw, int kh, int channels = 1,
                          FftSizeRule rule = FftSizeRule::Cufft);
@@ -207,8 +212,10 @@ class ConvCostModel {
   /// than two distinct unit values.
   static Line fit(std::span<const std::pair<double, double>> unitsAndMs);
 
-  /// Measures FFT convolution on this GPU (FftConvolver, f32, 15x15 to 31x31 kernels on 512^2 to
-  /// 2048^2 images) and direct convolution through `directMs`, and fits both lines.
+  /// Measures FFT convolution on this GPU (FftConvolver, f32, 15x15 and 31x31 kernels on 1024^2 to
+  /// 4096^2 images) and direct convolution through `directMs` (9x9 to 21x21 kernels, 1024^2 to
+  /// 4096^2), and fits both lines. The largest images exceed the L2 cache, so the lines hold for
+  /// large photos. Blocking; the first auto row of `gpulab-cli bench` reports its time as prepare_ms.
   static ConvCostModel calibrateGpu(GpuContext& gpu, const DirectTimer& directMs);
   /// The same on the CPU (FftConvolver::runCpu, wall time, 256^2 to 1024^2).
   static ConvCostModel calibrateCpu(const DirectTimer& directMs);
