@@ -827,6 +827,27 @@ TEST_F(GuiTest, ScreenshotIsWrittenAndNotBlank) {
   EXPECT_GT(colours.size(), 5000) << "a window showing a photo has thousands of colours";
 }
 
+TEST_F(GuiTest, ScreenshotsOfComputingTabsWaitForTheirFirstResult) {
+  // The FFT and Mandelbrot tabs compute when shown: the shot is taken once the result is painted,
+  // not while the views still show their placeholders (no "took longer" note either).
+  for (const QString tab : {QStringLiteral("FFT"), QStringLiteral("Mandelbrot")}) {
+    SCOPED_TRACE(tab.toStdString());
+    QTemporaryDir dir;
+    const QString shot = dir.filePath(QStringLiteral("shot.png"));
+    const ProcessResult r = runGui({QStringLiteral("--screenshot"), shot, QStringLiteral("--size"),
+                                    QStringLiteral("1400x900"), QStringLiteral("--tab"), tab});
+    ASSERT_EQ(r.exitCode, 0) << r.stdErr.toStdString();
+    EXPECT_TRUE(gpulabLines(r.stdErr).isEmpty()) << r.stdErr.toStdString();
+    const QImage image(shot);
+    ASSERT_FALSE(image.isNull());
+    // The tab's views (right of its controls, above the Timings dock) hold images, not placeholder text.
+    QSet<QRgb> colours;
+    for (int y = 100; y < 620; ++y)
+      for (int x = 320; x < 1040; ++x) colours.insert(image.pixel(x, y));
+    EXPECT_GT(colours.size(), 500) << "the tab's views show computed images (a placeholder has a few dozen colours)";
+  }
+}
+
 TEST_F(GuiTest, ScreenshotFailuresExitNonZeroWithOneLine) {
   QTemporaryDir dir;
   ProcessResult r = runGui({QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("no/such/dir/shot.png"))});

@@ -247,6 +247,7 @@ void FftTab::schedule() {
   const auto map = static_cast<ColorMap>(colorMap_->currentData().toInt());
   const std::shared_ptr<WorkerState> state = state_;
   status_->setText(tr("Running..."));
+  awaitingResult_ = true;
 
   job_ = services_.engine.submit(
       this,
@@ -348,11 +349,13 @@ void FftTab::schedule() {
           timing.downloadMs = run.downloadMs;
         }
         services_.timings.addRun(timing);
+        awaitingResult_ = false;
         emit resultShown();
       },
       {.coalesceKey = QStringLiteral("fft"),
        .failed =
            [this](const QString& why) {
+             awaitingResult_ = false;
              status_->setText(tr("Failed: %1").arg(why));
              services_.showError(why);
            },

@@ -36,6 +36,8 @@ class FftTab : public QWidget {
   gpulab::FftFilterSpec spec() const;
   ImageView& spectrumView() noexcept { return *spectrumView_; }
   ImageView& resultView() noexcept { return *resultView_; }
+  /// A run was submitted and neither its result nor its failure has arrived yet.
+  bool awaitingResult() const noexcept { return awaitingResult_; }
 
   /// Worker-side state: plans, buffers and the last spectrum; touched only by this tab's jobs.
   struct WorkerState;
@@ -79,6 +81,7 @@ class FftTab : public QWidget {
   quint64 shownGeneration_ = 0;
   bool planShown_ = false;  // plan creation is reported once per photo shape
   bool pending_ = false;    // a change arrived while hidden: run when shown
+  bool awaitingResult_ = false;
 };
 
 }  // namespace gpulab::gui

@@ -157,11 +157,15 @@ void ImageView::paintEvent(QPaintEvent*) {
     return;
   }
   const QRectF target(offset_, QSizeF(image_.width() * zoom_, image_.height() * zoom_));
-  if (image_.hasAlphaChannel()) paintCheckerboard(p, target.intersected(QRectF(rect())));
   const QImage* scaled = zoom_ < 1.0 ? scaledForPaint() : nullptr;
+  // Pre-resampled: drawn 1:1 at a whole-pixel position to keep it sharp.
+  const QPointF scaledAt(std::round(offset_.x()), std::round(offset_.y()));
+  // The checkerboard under transparency covers exactly what is drawn (the resampled image has whole
+  // rows and columns; the fractional target would show a stripe of checkerboard beyond its edge).
+  const QRectF drawnArea = scaled != nullptr ? QRectF(scaledAt, QSizeF(scaled->size())) : target;
+  if (image_.hasAlphaChannel()) paintCheckerboard(p, drawnArea.intersected(QRectF(rect())));
   if (scaled != nullptr) {
-    // Pre-resampled: drawn 1:1 at a whole-pixel position to keep it sharp.
-    p.drawImage(QPointF(std::round(offset_.x()), std::round(offset_.y())), *scaled);
+    p.drawImage(scaledAt, *scaled);
   } else if (zoom_ < 1.0) {
     p.setRenderHint(QPainter::SmoothPixmapTransform, true);  // quick, until the smooth one is ready
     p.drawImage(target, image_);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "command_line.hpp"
+#include "fft_tab.hpp"
 #include "filters_tab.hpp"
 #include "lab_tab.hpp"
 #include "main_window.hpp"
@@ -74,6 +75,20 @@ void screenshotWhenReady(gpulab::gui::MainWindow& window, const QString& file, i
           },
           Qt::SingleShotConnection);
       return lab->runWhenReady();
+    }
+    // The FFT and Mandelbrot tabs compute on show: shoot once the first result is on screen.
+    if (auto* fft = window.findChild<gpulab::gui::FftTab*>();
+        fft != nullptr && fft->isVisible() && fft->awaitingResult()) {
+      QObject::connect(
+          fft, &gpulab::gui::FftTab::resultShown, &window, [take] { take(false); }, Qt::SingleShotConnection);
+      return;
+    }
+    if (auto* mandelbrot = window.findChild<gpulab::gui::MandelbrotTab*>();
+        mandelbrot != nullptr && mandelbrot->isVisible() && !mandelbrot->showsCurrentView()) {
+      QObject::connect(mandelbrot, &gpulab::gui::MandelbrotTab::framePresented, &window, [take, mandelbrot] {
+        if (mandelbrot->showsCurrentView()) take(false);
+      });
+      return;
     }
     auto* filters = apply ? window.findChild<gpulab::gui::FiltersTab*>() : nullptr;
     if (filters == nullptr) return take(false);
