@@ -32,6 +32,7 @@
 #include "gpu_test.hpp"
 #include "gpulab/conv_method.hpp"
 #include "gpulab/image_io.hpp"
+#include "gui_test_support.hpp"
 #include "image_convert.hpp"
 #include "kernel_editor.hpp"
 #include "main_window.hpp"
@@ -46,30 +47,9 @@ using namespace gpulab::gui;
 
 namespace {
 
-QApplication& app() {
-  static QTemporaryDir* config = nullptr;
-  static QApplication* instance = [] {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    config = new QTemporaryDir;
-    qputenv("XDG_CONFIG_HOME", QFile::encodeName(config->path()));
-    static int argc = 1;
-    static char name[] = "test_filters_gui";
-    static char* argv[] = {name, nullptr};
-    return new QApplication(argc, argv);
-  }();
-  return *instance;
-}
+QApplication& app() { return test_support::testApplication("test_filters_gui"); }
 
-bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeoutMs) return false;
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    QThread::msleep(1);
-  }
-  return true;
-}
+using test_support::waitUntil;
 
 /// A Filters tab with the services the main window would hand it.
 struct Harness {

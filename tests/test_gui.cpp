@@ -29,6 +29,7 @@
 #include "engine.hpp"
 #include "gpu_test.hpp"
 #include "gpulab/image_io.hpp"
+#include "gui_test_support.hpp"
 #include "image_convert.hpp"
 #include "image_view.hpp"
 #include "main_window.hpp"
@@ -42,35 +43,11 @@ using namespace gpulab::gui;
 
 namespace {
 
-// One QApplication for the whole binary, offscreen, with its settings in a private directory.
-QApplication& app() {
-  static QTemporaryDir* config = nullptr;
-  static QApplication* instance = [] {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    config = new QTemporaryDir;
-    qputenv("XDG_CONFIG_HOME", QFile::encodeName(config->path()));
-    static int argc = 1;
-    static char name[] = "test_gui";
-    static char* argv[] = {name, nullptr};
-    auto* a = new QApplication(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("gpulab-test"));
-    QApplication::setApplicationName(QStringLiteral("gpulab-test"));
-    return a;
-  }();
-  return *instance;
-}
+QApplication& app() { return test_support::testApplication("test_gui"); }
 
-// Runs the GUI event loop until `done` holds or `timeoutMs` passes.
 bool waitUntil(const std::function<bool()>& done, int timeoutMs = 15000) {
   app();
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeoutMs) return false;
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    QThread::msleep(1);
-  }
-  return true;
+  return test_support::waitUntil(done, timeoutMs);
 }
 
 class GuiTest : public ::testing::Test {
@@ -830,7 +807,7 @@ TEST_F(GuiTest, ScreenshotIsWrittenAndNotBlank) {
 TEST_F(GuiTest, ScreenshotsOfComputingTabsWaitForTheirFirstResult) {
   // The FFT and Mandelbrot tabs compute when shown: the shot is taken once the result is painted,
   // not while the views still show their placeholders (no "took longer" note either).
-  for (const QString tab : {QStringLiteral("FFT"), QStringLiteral("Mandelbrot")}) {
+  for (const QString& tab : {QStringLiteral("FFT"), QStringLiteral("Mandelbrot")}) {
     SCOPED_TRACE(tab.toStdString());
     QTemporaryDir dir;
     const QString shot = dir.filePath(QStringLiteral("shot.png"));

@@ -19,6 +19,7 @@
 #include "command_line.hpp"
 #include "engine.hpp"
 #include "gpu_test.hpp"
+#include "gui_test_support.hpp"
 #include "lab_plot.hpp"
 #include "lab_tab.hpp"
 #include "photo_document.hpp"
@@ -30,27 +31,9 @@ using namespace gpulab::gui;
 
 namespace {
 
-QApplication& app() {
-  static QApplication* instance = [] {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    static int argc = 1;
-    static char name[] = "test_lab_gui";
-    static char* argv[] = {name, nullptr};
-    return new QApplication(argc, argv);
-  }();
-  return *instance;
-}
+QApplication& app() { return test_support::testApplication("test_lab_gui"); }
 
-bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeoutMs) return false;
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    QThread::msleep(1);
-  }
-  return true;
-}
+using test_support::waitUntil;
 
 lab::Record record(const std::string& impl, bool gpu, double size, double ms) {
   lab::Record r;

@@ -29,6 +29,7 @@
 #include "gpu_test.hpp"
 #include "gpulab/image_io.hpp"
 #include "gpulab/mandelbrot.hpp"
+#include "gui_test_support.hpp"
 #include "mandelbrot_tab.hpp"
 #include "photo_document.hpp"
 #include "run_timing.hpp"
@@ -40,34 +41,9 @@ using namespace gpulab::gui;
 
 namespace {
 
-// One QApplication for the whole binary, offscreen, with its settings (bookmarks) in a private directory.
-QApplication& app() {
-  static QTemporaryDir* config = nullptr;
-  static QApplication* instance = [] {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    config = new QTemporaryDir;
-    qputenv("XDG_CONFIG_HOME", QFile::encodeName(config->path()));
-    static int argc = 1;
-    static char name[] = "test_mandelbrot_gui";
-    static char* argv[] = {name, nullptr};
-    auto* a = new QApplication(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("gpulab-test"));
-    QApplication::setApplicationName(QStringLiteral("gpulab-test-mandelbrot"));
-    return a;
-  }();
-  return *instance;
-}
+QApplication& app() { return test_support::testApplication("test_mandelbrot_gui"); }
 
-bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeoutMs) return false;
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-    QThread::msleep(1);
-  }
-  return true;
-}
+using test_support::waitUntil;
 
 /// The relative difference of two plane coordinates, scaled by the view's width.
 double planeError(QPointF a, QPointF b, double width) {
@@ -558,6 +534,22 @@ TEST_F(MandelbrotGui, ZoomBenchmarkCommandLine) {
 
 // The zoom benchmark (its mechanics on any machine; 1920x1080 at 60 fps is for the GPU machine)
 
+namespace {
+
+// Plays the zoom benchmark on `tab`; empty when it has not finished within three minutes.
+std::optional<MandelbrotZoomBenchmark::Result> playZoomBenchmark(MandelbrotTab& tab,
+                                                                 const MandelbrotZoomBenchmark::Options& options) {
+  std::optional<MandelbrotZoomBenchmark::Result> result;
+  MandelbrotZoomBenchmark benchmark(tab, options);
+  QObject::connect(&benchmark, &MandelbrotZoomBenchmark::finished,
+                   [&](const MandelbrotZoomBenchmark::Result& r) { result = r; });
+  benchmark.start();
+  waitUntil([&] { return result.has_value(); }, 180000);
+  return result;
+}
+
+}  // namespace
+
 TEST_F(MandelbrotGui, ZoomBenchmarkPlaysItsStepsAndCountsPaintedFrames) {
   Harness h;
   ASSERT_TRUE(h.settle());
@@ -565,12 +557,8 @@ TEST_F(MandelbrotGui, ZoomBenchmarkPlaysItsStepsAndCountsPaintedFrames) {
   options.steps = 12;
   options.depthSteps = 8;  // 8 in, 4 out
   options.rateHz = 0;      // each step after the previous one's frame: every view is painted
-  std::optional<MandelbrotZoomBenchmark::Result> result;
-  MandelbrotZoomBenchmark benchmark(h.tab, options);
-  QObject::connect(&benchmark, &MandelbrotZoomBenchmark::finished,
-                   [&](const MandelbrotZoomBenchmark::Result& r) { result = r; });
-  benchmark.start();
-  ASSERT_TRUE(waitUntil([&] { return result.has_value(); }, 180000));
+  const std::optional<MandelbrotZoomBenchmark::Result> result = playZoomBenchmark(h.tab, options);
+  ASSERT_TRUE(result.has_value()) << "the benchmark did not finish";
   EXPECT_TRUE(result->error.isEmpty()) << result->error.toStdString();
   EXPECT_FALSE(result->timedOut);
   EXPECT_EQ(result->steps, 12);
@@ -597,12 +585,8 @@ TEST_F(MandelbrotGui, ZoomBenchmarkRunsAtFullHdOnTheGpu) {
   options.steps = 120;
   options.rateHz = 120;
   options.canvasSize = QSize(1920, 1080);
-  std::optional<MandelbrotZoomBenchmark::Result> result;
-  MandelbrotZoomBenchmark benchmark(h.tab, options);
-  QObject::connect(&benchmark, &MandelbrotZoomBenchmark::finished,
-                   [&](const MandelbrotZoomBenchmark::Result& r) { result = r; });
-  benchmark.start();
-  ASSERT_TRUE(waitUntil([&] { return result.has_value(); }, 180000));
+  const std::optional<MandelbrotZoomBenchmark::Result> result = playZoomBenchmark(h.tab, options);
+  ASSERT_TRUE(result.has_value()) << "the benchmark did not finish";
   std::printf("%s\n", qPrintable(MandelbrotZoomBenchmark::describe(*result)));
   ASSERT_TRUE(result->error.isEmpty()) << result->error.toStdString();
   EXPECT_FALSE(result->timedOut);

@@ -1,0 +1,47 @@
+// What every offscreen GUI test binary needs: one QApplication, and a way to let the event loop run
+// until something has happened.
+#pragma once
+
+#include <QApplication>
+#include <QByteArray>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QThread>
+#include <functional>
+
+namespace gpulab::gui::test_support {
+
+/// The binary's one QApplication (created on the first call): offscreen, its QSettings in a private
+/// temporary directory under organisation "gpulab-test" and application `name`, so tests never
+/// read or write a person's settings.
+inline QApplication& testApplication(const char* name) {
+  static QApplication* instance = [name] {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    static QTemporaryDir config;
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(config.path()));
+    static QByteArray programName(name);
+    static int argc = 1;
+    static char* argv[] = {programName.data(), nullptr};
+    auto* app = new QApplication(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("gpulab-test"));
+    QApplication::setApplicationName(QString::fromUtf8(name));
+    return app;
+  }();
+  return *instance;
+}
+
+/// Runs the event loop until `done` holds (true) or `timeoutMs` passes (false).
+inline bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done()) {
+    if (timer.elapsed() > timeoutMs) return false;
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    QThread::msleep(1);
+  }
+  return true;
+}
+
+}  // namespace gpulab::gui::test_support
