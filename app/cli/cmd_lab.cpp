@@ -110,19 +110,6 @@ nlohmann::json toJson(const lab::Record& r) {
   return j;
 }
 
-/// "256.0 MiB".
-std::string bytesText(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024.0 && unit < 4) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return text;
-}
-
 /// One ceiling of a run as the rows saw it: its name, how it was measured, and its values (one
 /// for the DRAM copy and the bus; one per shape for cuBLAS).
 struct CeilingLine {
@@ -173,7 +160,7 @@ void printTransferSummary(const std::vector<lab::TransferSummaryRow>& rows) {
   for (const char* column : {"pageable h2d", "pinned h2d", "pageable d2h", "pinned d2h"}) std::printf(" %19s", column);
   std::printf("\n");
   for (const lab::TransferSummaryRow& row : rows) {
-    std::printf("%-10s", bytesText(static_cast<double>(row.bytes)).c_str());
+    std::printf("%-10s", lab::bytesText(row.bytes).c_str());
     for (int direction : {0, 1})
       for (int memory : {0, 1}) {
         char cell[48] = "-";
@@ -252,7 +239,7 @@ void run(const LabOptions& o) {
     std::printf(
         "  %s: the arrays of that size fit in the %s L2 cache together; the timed runs after the first "
         "read them from L2, so their rate can pass the DRAM ceiling\n",
-        lab::kInL2Note, bytesText(static_cast<double>(copyCeiling.l2Bytes)).c_str());
+        lab::kInL2Note, lab::bytesText(copyCeiling.l2Bytes).c_str());
   const std::vector<lab::TransferSummaryRow> transfers = lab::summarizeTransfers(records);
   printTransferSummary(transfers);
 
@@ -285,12 +272,11 @@ void run(const LabOptions& o) {
                              {"how", c.how()},        {"in_l2_note", lab::kInL2Note}};
     }
     if (request.experiment == lab::Experiment::Transfer) {
-      nlohmann::json bus = {
-          {"definition", "fastest of " + std::to_string(lab::kBusCeilingCopies) + " pinned copies of " +
-                             bytesText(static_cast<double>(lab::kBusCeilingBytes)) +
-                             " in each direction, measured at the start of the run"},
-          {"bytes", lab::kBusCeilingBytes},
-          {"copies", lab::kBusCeilingCopies}};
+      nlohmann::json bus = {{"definition", "fastest of " + std::to_string(lab::kBusCeilingCopies) +
+                                               " pinned copies of " + lab::bytesText(lab::kBusCeilingBytes) +
+                                               " in each direction, measured at the start of the run"},
+                            {"bytes", lab::kBusCeilingBytes},
+                            {"copies", lab::kBusCeilingCopies}};
       for (const CeilingLine& c : ceilings) {
         if (c.name == "bus h2d") bus["h2d_gbps"] = c.high;
         if (c.name == "bus d2h") bus["d2h_gbps"] = c.high;

@@ -47,7 +47,7 @@ std::size_t copyCeilingBytes(std::size_t l2Bytes, std::size_t freeBytes) {
     throw std::runtime_error(
         "measuring the DRAM copy ceiling needs two buffers of at least 1.0 MiB within half of "
         "the free GPU memory; " +
-        detail::bytesText(freeBytes) + " is free");
+        bytesText(freeBytes) + " is free");
   return bytes;
 }
 
@@ -55,12 +55,12 @@ bool fitsInL2(std::size_t workingSetBytes, std::size_t l2Bytes) { return l2Bytes
 
 std::string CopyCeiling::how() const {
   std::string text =
-      "fastest of " + std::to_string(copies) + " device-to-device copies of " + detail::bytesText(bufferBytes);
+      "fastest of " + std::to_string(copies) + " device-to-device copies of " + bytesText(bufferBytes);
   if (l2Bytes == 0) return text + " (the device reports no L2 cache)";
   const double ratio = static_cast<double>(bufferBytes) / static_cast<double>(l2Bytes);
   if (bufferBytes >= kL2Multiple * l2Bytes)
-    return text + " (" + ratioText(ratio) + "x the " + detail::bytesText(l2Bytes) + " L2 cache)";
-  return text + " (only " + ratioText(ratio) + "x the " + detail::bytesText(l2Bytes) +
+    return text + " (" + ratioText(ratio) + "x the " + bytesText(l2Bytes) + " L2 cache)";
+  return text + " (only " + ratioText(ratio) + "x the " + bytesText(l2Bytes) +
          " L2 cache: free GPU memory allowed no more, so part of the copy may come from L2)";
 }
 

@@ -245,6 +245,8 @@ std::string sizesText(const std::vector<std::int64_t>& sizes) {
 }
 }  // namespace
 
+std::string bytesText(std::size_t bytes) { return formatBytes(bytes); }
+
 std::string csvHeader() {
   return "op,variant,impl,dtype,sizes,size,params,gpu,with_copies,median_ms,min_ms,max_ms,reps,upload_ms,"
          "download_ms,end_to_end_ms,gflops,gbps,ceiling,ceiling_name,ceiling_how,percent_of_ceiling,relative_error,"
@@ -283,7 +285,7 @@ std::string toCsvRow(const Record& r) {
 namespace {
 
 std::string sizeWords(double size, const std::string& experiment) {
-  if (experiment == "transfer") return detail::bytesText(static_cast<std::size_t>(size));
+  if (experiment == "transfer") return bytesText(static_cast<std::size_t>(size));
   char text[32];
   std::snprintf(text, sizeof text, "%.0f", size);
   return text;
@@ -463,8 +465,6 @@ std::size_t availableHostMemory() {
     if (key == "MemAvailable:") return kib * 1024;
   return std::numeric_limits<std::size_t>::max();
 }
-
-std::string bytesText(std::size_t bytes) { return formatBytes(bytes); }
 
 void requireHostMemory(std::size_t bytes, const std::string& what) {
   const std::size_t available = availableHostMemory();

@@ -61,8 +61,6 @@ std::size_t availableHostMemory();
 void requireHostMemory(std::size_t bytes, const std::string& what);
 /// Throws OutOfDeviceMemory "<what> needs 12.0 GiB of GPU memory; 3.1 GiB of 80 GiB is free".
 void requireDeviceMemory(std::size_t bytes, const std::string& what);
-/// "4.0 MiB".
-std::string bytesText(std::size_t bytes);
 
 /// Host memory for inputs and results: page-locked when `pinned` (GPU runs), plain otherwise.
 class HostArray {

@@ -33,7 +33,7 @@ const char* copyPatternName(CopyPattern pattern) {
 }
 
 std::string BusCeiling::how() const {
-  return "fastest of " + std::to_string(copies) + " pinned copies of " + detail::bytesText(bytes) + ", " +
+  return "fastest of " + std::to_string(copies) + " pinned copies of " + bytesText(bytes) + ", " +
          (direction == Direction::HostToDevice ? "host to device" : "device to host") + ", at the start of this run";
 }
 

@@ -112,6 +112,9 @@ bool fitsInL2(std::size_t workingSetBytes, std::size_t l2Bytes);
 /// Blocking and thread-safe. Throws std::runtime_error without a CUDA device.
 CopyCeiling deviceCopyCeiling();
 
+/// "256.0 MiB": binary units, one decimal (bytes as a whole number).
+std::string bytesText(std::size_t bytes);
+
 /// Comma-separated CSV with a header line naming every Record field (for the GUI's export).
 std::string csvHeader();
 std::string toCsvRow(const Record& record);
