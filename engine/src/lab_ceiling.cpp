@@ -54,8 +54,7 @@ std::size_t copyCeilingBytes(std::size_t l2Bytes, std::size_t freeBytes) {
 bool fitsInL2(std::size_t workingSetBytes, std::size_t l2Bytes) { return l2Bytes > 0 && workingSetBytes <= l2Bytes; }
 
 std::string CopyCeiling::how() const {
-  std::string text =
-      "fastest of " + std::to_string(copies) + " device-to-device copies of " + bytesText(bufferBytes);
+  std::string text = "fastest of " + std::to_string(copies) + " device-to-device copies of " + bytesText(bufferBytes);
   if (l2Bytes == 0) return text + " (the device reports no L2 cache)";
   const double ratio = static_cast<double>(bufferBytes) / static_cast<double>(l2Bytes);
   if (bufferBytes >= kL2Multiple * l2Bytes)
