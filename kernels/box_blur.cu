@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/cuda_error.hpp"
 #include "gpulab/kernels/box_blur.cuh"
+#include "gpulab/kernels/cuda_check.hpp"
 
 namespace gpulab::kernels {
 

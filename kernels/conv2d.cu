@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/cuda_error.hpp"
 #include "gpulab/kernels/conv2d.cuh"
+#include "gpulab/kernels/cuda_check.hpp"
 
 #if defined(__CUDA_ARCH__)
 #define GPULAB_UNROLL _Pragma("unroll")

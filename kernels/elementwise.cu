@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/elementwise.cuh"
 
 namespace gpulab::kernels {

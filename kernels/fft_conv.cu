@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 
 namespace gpulab::kernels {

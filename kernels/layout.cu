@@ -1,6 +1,6 @@
 #include <cstdint>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/layout.cuh"
 
 namespace gpulab::kernels {

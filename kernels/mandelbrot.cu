@@ -1,4 +1,4 @@
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/mandelbrot.cuh"
 
 namespace gpulab::kernels {

@@ -1,7 +1,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/matmul.cuh"
 #include "gpulab/kernels/plane.cuh"
 

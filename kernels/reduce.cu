@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/reduce.cuh"
 
 namespace gpulab::kernels {

@@ -2,7 +2,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/sobel.cuh"
 
 namespace gpulab::kernels {

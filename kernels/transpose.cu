@@ -1,6 +1,6 @@
 #include <cstddef>
 
-#include "gpulab/cuda_error.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/plane.cuh"
 #include "gpulab/kernels/transpose.cuh"
 

@@ -12,14 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "commands.hpp"
-#include "gpulab/device.hpp"
-#include "gpulab/device_image.hpp"
-#include "gpulab/fft_conv.hpp"
-#include "gpulab/fft_filter.hpp"
-#include "gpulab/filter.hpp"
-#include "gpulab/image_io.hpp"
-#include "gpulab/timing.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/fft/fft_conv.hpp"
+#include "gpulab/fft/fft_filter.hpp"
+#include "gpulab/filters/conv_method.hpp"
+#include "gpulab/filters/filter.hpp"
+#include "gpulab/io/image_io.hpp"
+#include "gpulab/measure/ceiling.hpp"
+#include "gpulab/measure/harness.hpp"
 
 namespace gpulab::cli {
 
@@ -42,23 +45,14 @@ struct FftArgs {
   int size = 4096;
 };
 
-template <class F>
-auto asUsage(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
-
 FftFilterSpec buildSpec(const FftArgs& a) {
   FftFilterSpec spec;
-  const auto band = parseFreqBand(a.filter);
-  if (!band) throw UsageError("--filter '" + a.filter + "' is unknown: use " + freqBandNames());
-  const auto shape = parseFreqShape(a.shape);
-  if (!shape) throw UsageError("--shape '" + a.shape + "' is unknown: use " + freqShapeNames());
-  const auto padding = parseFftPadding(a.padding);
-  if (!padding) throw UsageError("--padding '" + a.padding + "' is unknown: use " + fftPaddingNames());
+  const auto band = parseEnum<FreqBand>(a.filter);
+  if (!band) throw UsageError("--filter '" + a.filter + "' is unknown: use " + enumNames<FreqBand>());
+  const auto shape = parseEnum<FreqShape>(a.shape);
+  if (!shape) throw UsageError("--shape '" + a.shape + "' is unknown: use " + enumNames<FreqShape>());
+  const auto padding = parseEnum<FftPadding>(a.padding);
+  if (!padding) throw UsageError("--padding '" + a.padding + "' is unknown: use " + enumNames<FftPadding>());
   if (std::isnan(a.cutoff)) throw UsageError("--cutoff C is required: the cutoff as a fraction of Nyquist");
   if ((*band == FreqBand::Bandpass || *band == FreqBand::Bandstop) && std::isnan(a.cutoff2))
     throw UsageError("--filter " + a.filter + " needs --cutoff2 C2 greater than --cutoff " + std::to_string(a.cutoff));
@@ -78,90 +72,56 @@ FftFilterSpec buildSpec(const FftArgs& a) {
   return spec;
 }
 
-bool useGpu(const std::string& device) {
-  if (device == "cpu") return false;
-  if (device == "gpu") {
-    if (!cudaAvailable()) throw std::runtime_error(queryDevices().status + "; use --device cpu");
-    return true;
-  }
-  if (!device.empty()) throw UsageError("--device '" + device + "' is unknown: use gpu or cpu");
-  return cudaAvailable();
-}
-
-std::string extensionOf(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
 /// Writes the log-magnitude spectrum: .npy as the raw f32 values, anything else colour-mapped RGBA.
 void writeSpectrum(const Image& logMagnitude, const std::string& path, ColorMap map) {
-  if (extensionOf(path) == ".npy")
-    saveImage(logMagnitude, path);
-  else
-    saveImage(applyColorMap(logMagnitude, map), path);
+  const bool npy = lowerExtension(path) == ".npy";
+  saveImage(npy ? logMagnitude : applyColorMap(logMagnitude, map), path);
   std::printf("wrote spectrum %s (log(1+|F|), centred%s)\n", path.c_str(),
-              extensionOf(path) == ".npy" ? "" : (", " + std::string(toString(map))).c_str());
+              npy ? "" : (", " + std::string(toString(map))).c_str());
 }
 
 void filterImage(const FftArgs& a) {
   const FftFilterSpec spec = buildSpec(a);
   if (a.in.empty()) throw UsageError("--in IN is required (or --bench)");
   if (a.out.empty()) throw UsageError("--out OUT is required (or --bench)");
-  const auto colorMap = parseColorMap(a.colormap);
-  if (!colorMap) throw UsageError("--colormap '" + a.colormap + "' is unknown: use " + colorMapNames());
+  const auto colorMap = parseEnum<ColorMap>(a.colormap);
+  if (!colorMap) throw UsageError("--colormap '" + a.colormap + "' is unknown: use " + enumNames<ColorMap>());
   if (a.reps < 0) throw UsageError("--reps " + std::to_string(a.reps) + " is not allowed: use 1 or more");
   const bool gpuRun = useGpu(a.device);
 
   const Image img = loadImage(a.in);
-  if (img.type() != PixelType::U8 && extensionOf(a.out) != ".npy")
+  if (img.type() != PixelType::U8 && lowerExtension(a.out) != ".npy")
     throw UsageError("--out '" + a.out + "' cannot hold the " + img.describe() + " result: use a .npy file");
   FftFilter filter(spec);
   std::printf("fft %s on %s\n", filter.describe().c_str(), img.describe().c_str());
 
-  Image result, spectrum;
-  if (gpuRun) {
-    GpuContext gpu;
-    const int reps = a.reps > 0 ? a.reps : 10;
-    const DeviceInfo device = queryDevices().devices.at(static_cast<std::size_t>(gpu.device()));
-    DeviceImage in, out;
-    std::vector<double> uploads, downloads;
-    gpu.upload(img, in);
-    const double planMs = filter.prepare(gpu, in, out);
-    std::printf("GPU %s: plan creation %.3f ms (%zu cuFFT plans, first run only)\n", device.name.c_str(), planMs,
-                filter.plans().size());
-    const Stats compute = timeStream(gpu.stream(), [&] { filter.runGpu(gpu, in, out); }, {2, reps});
-    for (int i = 0; i < reps; ++i) {
-      gpu.upload(img, in);
-      uploads.push_back(gpu.lastUpload().totalMs());
-    }
-    filter.runGpu(gpu, in, out);
-    for (int i = 0; i < reps; ++i) {
-      gpu.download(out, result);
-      downloads.push_back(gpu.lastDownload().totalMs());
-    }
-    const Stats upload = Stats::of(uploads), download = Stats::of(downloads);
-    std::printf("GPU upload %.4g ms, compute %s, download %.4g ms (medians of %d)\n", upload.medianMs,
-                compute.describe().c_str(), download.medianMs, reps);
-    if (!a.spectrum.empty()) {
-      FftSpectrum display;
-      DeviceImage view;
-      display.runGpu(gpu, in, view);
-      const double spectrumPlanMs = display.takePlanCreationMs();
-      const Stats s = timeStream(gpu.stream(), [&] { display.runGpu(gpu, in, view); }, {1, reps});
-      std::printf("GPU spectrum: plan creation %.3f ms, compute %s\n", spectrumPlanMs, s.describe().c_str());
-      spectrum = gpu.download(view);
-    }
-  } else {
-    const int reps = a.reps > 0 ? a.reps : 3;
-    const Stats cpu = timeHost([&] { result = filter.runCpu(img); }, {reps > 1 ? 1 : 0, reps});
-    std::printf("CPU (OpenCV cv::dft, %d threads): %s\n", cpuThreads(), cpu.describe().c_str());
-    if (!a.spectrum.empty()) {
-      FftSpectrum display;
-      const Stats s = timeHost([&] { spectrum = display.runCpu(img); }, {0, 1});
-      std::printf("CPU spectrum: %s\n", s.describe().c_str());
-    }
+  const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
+  MeasureSetup setup;
+  setup.wantGpu = gpuRun;
+  setup.wantCpu = !gpuRun;
+  setup.gpu = gpu.get();
+  setup.withCeiling = false;
+  const MeasurePolicy policy = MeasurePolicy::command(a.reps);
+  const MeasureResult measured = measure(filter, img, setup, policy);
+  const Measurement& m = measured.record;
+  const Image& result = gpuRun ? measured.gpuOutput : measured.cpuOutput;
+  if (m.gpu) {
+    std::printf("GPU %s: plan creation %.3f ms (%zu cuFFT plans, first run only)\n", m.gpu->deviceName.c_str(),
+                m.gpu->prepareMs, filter.plans().size());
+    std::printf("GPU upload %.4g ms, compute %s, download %.4g ms (medians of %d)\n", m.gpu->upload->medianMs,
+                m.gpu->compute.describe().c_str(), m.gpu->download->medianMs, m.gpu->compute.reps);
+  }
+  if (m.cpu) std::printf("CPU (OpenCV cv::dft, %d threads): %s\n", m.cpu->threads, m.cpu->time.describe().c_str());
+  Image spectrum;
+  if (!a.spectrum.empty()) {
+    FftSpectrum display;
+    setup.download = true;
+    const MeasureResult shown = measure(display, img, setup, policy);
+    spectrum = gpuRun ? shown.gpuOutput : shown.cpuOutput;
+    if (shown.record.gpu)
+      std::printf("GPU spectrum: plan creation %.3f ms, compute %s\n", shown.record.gpu->prepareMs,
+                  shown.record.gpu->compute.describe().c_str());
+    if (shown.record.cpu) std::printf("CPU spectrum: %s\n", shown.record.cpu->time.describe().c_str());
   }
   saveImage(result, a.out);
   std::printf("wrote %s (%s)\n", a.out.c_str(), result.describe().c_str());
@@ -210,29 +170,29 @@ void bench(const FftArgs& a) {
   if (a.size < 16 || a.size > 16384)
     throw UsageError("--size " + std::to_string(a.size) + " is not allowed: use 16 to 16384");
   if (a.reps < 0) throw UsageError("--reps " + std::to_string(a.reps) + " is not allowed: use 1 or more");
-  if (!cudaAvailable()) throw std::runtime_error(queryDevices().status + ": the FFT benchmark needs a GPU");
   const int n = a.size, reps = a.reps > 0 ? a.reps : 20;
-  GpuContext gpu;
-  const DeviceInfo device = queryDevices().devices.at(static_cast<std::size_t>(gpu.device()));
-  std::printf("device: %s (%d SMs); image %dx%d f32; medians of %d after 2 warm-up runs\n", device.name.c_str(),
-              device.multiprocessors, n, n, reps);
-
+  const bool gpuRun = cudaAvailable();
+  const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
+  const MeasurePolicy policy = MeasurePolicy::benchmark(reps);
   const Image img = randomImage(n, 1);
-  const DeviceImage in = gpu.upload(img);
   const std::size_t imageBytes = img.sizeBytes();
-
-  // Ceiling: a device-to-device copy of the image (bytes read + written).
-  DeviceBuffer copy(imageBytes);
-  const Stats copyStats =
-      timeStream(gpu.stream(),
-                 [&] {
-                   GPULAB_CUDA_CHECK(cudaMemcpyAsync(copy.data(), in.plane<float>(0).data, imageBytes,
-                                                     cudaMemcpyDeviceToDevice, gpu.stream()));
-                 },
-                 {2, reps});
-  const double copyGBs = gbPerS(2 * imageBytes, copyStats.medianMs);
-  std::printf("D2D copy of the image: %s -> %.0f GB/s (read + write); one read + one write of the image: %.4f ms\n",
-              copyStats.describe().c_str(), copyGBs, copyStats.medianMs);
+  double copyGBs = 0;
+  if (gpuRun) {
+    const DeviceInfo device = queryDevices().devices.at(static_cast<std::size_t>(gpu->device()));
+    const CopyCeiling ceiling = deviceCopyCeiling();
+    copyGBs = ceiling.gbps;
+    std::printf("device: %s (%d SMs); image %dx%d f32; medians of %d after %d warm-up runs\n", device.name.c_str(),
+                device.multiprocessors, n, n, reps, policy.gpuWarmup);
+    std::printf("DRAM copy ceiling: %.0f GB/s (read + write; %s); one read + one write of the image: %.4f ms\n",
+                copyGBs, ceiling.how().c_str(), static_cast<double>(2 * imageBytes) / (copyGBs * 1e6));
+  } else {
+    std::printf("no GPU (%s): the CPU rows run; the GPU rows (compute, stages, traffic) are skipped; image %dx%d f32\n",
+                queryDevices().status.c_str(), n, n);
+  }
+  MeasureSetup setup;
+  setup.wantGpu = gpuRun;
+  setup.gpu = gpu.get();
+  setup.download = false;
 
   // FFT low-pass.
   FftFilterSpec spec;
@@ -240,44 +200,52 @@ void bench(const FftArgs& a) {
   spec.shape = FreqShape::Gaussian;
   spec.cutoff = 0.25;
   FftFilter lowpass(spec);
-  DeviceImage out;
-  const double planMs = lowpass.prepare(gpu, in, out);
-  const Stats lowStats = timeStream(gpu.stream(), [&] { lowpass.runGpu(gpu, in, out); }, {2, reps});
-  const FftFilter::StageTimes lowStages = lowpass.profileGpu(gpu, in, out, {2, reps});
+  const Measurement low = measure(lowpass, img, setup, policy).record;
   std::printf("\nFFT low-pass (%s), forward R2C + fused mask multiply + inverse C2R:\n", lowpass.describe().c_str());
-  std::printf("  plan creation %.3f ms (%zu plans, once per shape)\n", planMs, lowpass.plans().size());
-  std::printf("  GPU compute %s   [issue 4 target on an H200: <= 0.30 ms]\n", lowStats.describe().c_str());
-  std::printf("  stages: %s\n", stageLine({{"pad", lowStages.pad},
-                                           {"forward", lowStages.forward},
-                                           {"multiply", lowStages.multiply},
-                                           {"inverse", lowStages.inverse},
-                                           {"crop", lowStages.crop}})
-                                    .c_str());
-  printTraffic(lowpass.minimumBytesMoved(shapeOf(img)), lowStats.medianMs, copyGBs);
-  std::printf("  (the filter as a whole must read and write the image once: %.4f ms at the copy bandwidth)\n",
-              static_cast<double>(2 * imageBytes) / (copyGBs * 1e6));
-  const int cpuReps = std::max(1, std::min(reps, 3));
-  const Stats cpuStats = timeHost([&] { (void)lowpass.runCpu(img); }, {1, cpuReps});
-  std::printf("  CPU (OpenCV cv::dft, %d threads): %s -> GPU speedup %.0fx\n", cpuThreads(),
-              cpuStats.describe().c_str(), cpuStats.medianMs / lowStats.medianMs);
+  if (low.gpu) {
+    std::printf("  plan creation %.3f ms (%zu plans, once per shape)\n", low.gpu->prepareMs, lowpass.plans().size());
+    std::printf("  GPU compute %s   [issue 4 target on an H200: <= 0.30 ms]\n", low.gpu->compute.describe().c_str());
+    DeviceImage in = gpu->upload(img), out;
+    const FftFilter::StageTimes stages = lowpass.profileGpu(*gpu, in, out, {policy.gpuWarmup, reps});
+    std::printf("  stages: %s\n", stageLine({{"pad", stages.pad},
+                                             {"forward", stages.forward},
+                                             {"multiply", stages.multiply},
+                                             {"inverse", stages.inverse},
+                                             {"crop", stages.crop}})
+                                      .c_str());
+    printTraffic(lowpass.pipelineBytesMoved(shapeOf(img)), low.gpu->compute.medianMs, copyGBs);
+    std::printf("  (the filter as a whole must read and write the image once: %.4f ms at the copy bandwidth)\n",
+                static_cast<double>(2 * imageBytes) / (copyGBs * 1e6));
+  }
+  if (low.cpu) {
+    std::printf("  CPU (OpenCV cv::dft, %d threads): %s", low.cpu->threads, low.cpu->time.describe().c_str());
+    if (low.speedup()) std::printf(" -> GPU speedup %.0fx", *low.speedup());
+    std::printf("\n");
+  }
 
-  // FFT convolution.
+  // FFT convolution: on the CPU only when there is no GPU (the GPU rows are the point of --bench).
   std::printf("\nFFT convolution (random kernel, same, reflect101):\n");
+  setup.wantCpu = !gpuRun;
   for (int k : {15, 31, 63, 127}) {
     FilterSpec conv;
     conv.op = FilterOp::Conv;
+    conv.method = ConvMethod::Fft;
     conv.kernel.width = conv.kernel.height = k;
     std::mt19937 rng(static_cast<unsigned>(k));
     std::uniform_real_distribution<double> d(-1.0, 1.0);
     for (int i = 0; i < k * k; ++i) conv.kernel.values.push_back(d(rng));
-    FftConvolver convolver(conv);
-    DeviceImage convOut;
-    const double convPlanMs = convolver.prepare(gpu, in, convOut);
-    const Stats s = timeStream(gpu.stream(), [&] { convolver.runGpu(gpu, in, convOut); }, {2, reps});
-    const FftConvolver::StageTimes t = convolver.profileGpu(gpu, in, convOut, {2, reps});
-    const FftConvGeometry g = convolver.geometry(n, n);
+    ConvMethodFilter convolver(conv);
+    const Measurement m = measure(convolver, img, setup, policy).record;
+    if (m.cpu)
+      std::printf("  %3dx%-3d CPU (OpenCV cv::dft, %d threads): %s\n", k, k, m.cpu->threads,
+                  m.cpu->time.describe().c_str());
+    if (!m.gpu) continue;
+    DeviceImage in = gpu->upload(img), out;
+    const FftConvolver::StageTimes t = convolver.fft().profileGpu(*gpu, in, out, {policy.gpuWarmup, reps});
+    const FftConvGeometry g = convolver.fft().geometry(n, n);
     std::printf("  %3dx%-3d %s %dx%d: GPU compute %s; plan creation %.3f ms\n", k, k,
-                g.circular ? "circular" : "padded", g.paddedWidth, g.paddedHeight, s.describe().c_str(), convPlanMs);
+                g.circular ? "circular" : "padded", g.paddedWidth, g.paddedHeight, m.gpu->compute.describe().c_str(),
+                m.gpu->prepareMs);
     std::printf(
         "    stages: %s\n",
         g.circular
@@ -291,7 +259,7 @@ void bench(const FftArgs& a) {
                          {"crop", t.crop}})
                   .c_str());
     std::printf("  ");
-    printTraffic(convolver.minimumBytesMoved(shapeOf(img)), s.medianMs, copyGBs);
+    printTraffic(convolver.fft().pipelineBytesMoved(shapeOf(img)), m.gpu->compute.medianMs, copyGBs);
   }
 }
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "gpulab/device.hpp"
+#include "gpulab/core/device.hpp"
 
 namespace gpulab::cli {
 

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gpulab/device.hpp"
-#include "gpulab/lab.hpp"
-#include "gpulab/lab_matmul.hpp"
-#include "gpulab/lab_transfer.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/lab/lab.hpp"
+#include "gpulab/lab/matmul.hpp"
+#include "gpulab/lab/transfer.hpp"
 
 namespace gpulab::cli {
 
@@ -160,7 +160,7 @@ void printTransferSummary(const std::vector<lab::TransferSummaryRow>& rows) {
   for (const char* column : {"pageable h2d", "pinned h2d", "pageable d2h", "pinned d2h"}) std::printf(" %19s", column);
   std::printf("\n");
   for (const lab::TransferSummaryRow& row : rows) {
-    std::printf("%-10s", lab::bytesText(row.bytes).c_str());
+    std::printf("%-10s", bytesText(row.bytes).c_str());
     for (int direction : {0, 1})
       for (int memory : {0, 1}) {
         char cell[48] = "-";
@@ -195,8 +195,8 @@ nlohmann::json toJson(const lab::Crossover& c) {
 void run(const LabOptions& o) {
   lab::LabRequest request;
   try {
-    request.experiment = lab::parseExperiment(o.experiment);
-    request.dtype = lab::parseDType(o.dtype);
+    request.experiment = parseEnumOrThrow<lab::Experiment>(o.experiment);
+    request.dtype = parseEnumOrThrow<lab::DType>(o.dtype);
     if (!o.sizes.empty()) request.points = lab::parseSizeList(o.sizes);
     request.impls = o.impls;
     request.variants = o.ops;
@@ -218,7 +218,7 @@ void run(const LabOptions& o) {
 
   const DeviceReport devices = queryDevices();
   std::printf("lab %s, %s, median of %d runs after %d warm-up, on %s\n", o.experiment.c_str(),
-              lab::dtypeName(request.dtype), request.reps, request.warmup,
+              toString(request.dtype).data(), request.reps, request.warmup,
               devices.available()
                   ? (devices.devices.front().name + " (CUDA " + formatCudaVersion(devices.runtimeVersion) + ")").c_str()
                   : "the CPU");
@@ -234,12 +234,12 @@ void run(const LabOptions& o) {
   const std::vector<CeilingLine> ceilings = ceilingsOf(records);
   printCeilings(ceilings);
   // Records carry the L2 note only when a GPU ran, and the ceiling is cached by then.
-  const lab::CopyCeiling copyCeiling = anyInL2(records) ? lab::deviceCopyCeiling() : lab::CopyCeiling{};
+  const CopyCeiling copyCeiling = anyInL2(records) ? deviceCopyCeiling() : CopyCeiling{};
   if (copyCeiling.l2Bytes > 0)
     std::printf(
         "  %s: the arrays of that size fit in the %s L2 cache together; the timed runs after the first "
         "read them from L2, so their rate can pass the DRAM ceiling\n",
-        lab::kInL2Note, lab::bytesText(copyCeiling.l2Bytes).c_str());
+        lab::kInL2Note, bytesText(copyCeiling.l2Bytes).c_str());
   const std::vector<lab::TransferSummaryRow> transfers = lab::summarizeTransfers(records);
   printTransferSummary(transfers);
 
@@ -249,7 +249,7 @@ void run(const LabOptions& o) {
 
   if (!o.jsonPath.empty()) {
     nlohmann::json doc = {{"experiment", o.experiment},
-                          {"dtype", lab::dtypeName(request.dtype)},
+                          {"dtype", std::string(toString(request.dtype))},
                           {"reps", request.reps},
                           {"warmup", request.warmup},
                           {"cuda_available", devices.available()},
@@ -266,17 +266,17 @@ void run(const LabOptions& o) {
     const bool copyBound =
         std::any_of(records.begin(), records.end(), [](const lab::Record& r) { return r.ceilingName == "DRAM copy"; });
     if (copyBound) {
-      const lab::CopyCeiling c = lab::deviceCopyCeiling();  // measured during the run: cached
+      const CopyCeiling c = deviceCopyCeiling();  // measured during the run: cached
       doc["copy_ceiling"] = {{"gbps", c.gbps},        {"buffer_bytes", c.bufferBytes},
                              {"l2_bytes", c.l2Bytes}, {"copies", c.copies},
                              {"how", c.how()},        {"in_l2_note", lab::kInL2Note}};
     }
     if (request.experiment == lab::Experiment::Transfer) {
-      nlohmann::json bus = {{"definition", "fastest of " + std::to_string(lab::kBusCeilingCopies) +
-                                               " pinned copies of " + lab::bytesText(lab::kBusCeilingBytes) +
-                                               " in each direction, measured at the start of the run"},
-                            {"bytes", lab::kBusCeilingBytes},
-                            {"copies", lab::kBusCeilingCopies}};
+      nlohmann::json bus = {
+          {"definition", "fastest of " + std::to_string(lab::kBusCeilingCopies) + " pinned copies of " +
+                             bytesText(lab::kBusCeilingBytes) + " in each direction, measured at the start of the run"},
+          {"bytes", lab::kBusCeilingBytes},
+          {"copies", lab::kBusCeilingCopies}};
       for (const CeilingLine& c : ceilings) {
         if (c.name == "bus h2d") bus["h2d_gbps"] = c.high;
         if (c.name == "bus d2h") bus["d2h_gbps"] = c.high;

@@ -14,12 +14,14 @@
 #include <tuple>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "commands.hpp"
-#include "gpulab/device.hpp"
-#include "gpulab/device_image.hpp"
-#include "gpulab/image_io.hpp"
-#include "gpulab/mandelbrot.hpp"
-#include "gpulab/timing.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/io/image_io.hpp"
+#include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/measure/harness.hpp"
+#include "gpulab/measure/json.hpp"
 
 namespace gpulab::cli {
 
@@ -46,13 +48,11 @@ struct MandelbrotArgs {
   std::string json;
 };
 
-/// Runs `f`, turning the engine's argument errors into usage errors (exit code 2).
+/// asUsage, and a view deeper than the renderer covers is a usage error too (exit code 2).
 template <class F>
-auto asUsage(F&& f) -> decltype(f()) {
+auto asViewUsage(F&& f) -> decltype(f()) {
   try {
-    return f();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    return asUsage(f);
   } catch (const PrecisionLimitError& e) {
     throw UsageError(e.what());
   }
@@ -73,14 +73,14 @@ std::pair<int, int> parseSize(const std::string& text) {
 }
 
 MandelbrotView buildView(const MandelbrotArgs& a) {
-  return asUsage([&] {
+  return asViewUsage([&] {
     MandelbrotView v;
     const auto c = parsePoint(a.center, "--center");
     v.centerX = c[0];
     v.centerY = c[1];
     v.width = a.width;
     std::tie(v.imageWidth, v.imageHeight) = parseSize(a.size);
-    v.precision = parsePrecision(a.precision);
+    v.precision = parseEnumOrThrow<Precision>(a.precision);
     v.supersample = a.supersample;
     if (!a.julia.empty()) {
       const auto j = parsePoint(a.julia, "--julia");
@@ -121,19 +121,10 @@ std::string describeView(const MandelbrotView& v) {
   return out;
 }
 
-bool useGpu(const std::string& device) {
-  if (device == "cpu") return false;
-  if (device == "gpu") {
-    if (!cudaAvailable()) throw std::runtime_error(queryDevices().status + "; use --device cpu");
-    return true;
-  }
-  return cudaAvailable();  // not given: the GPU when there is one
-}
-
 void render(const MandelbrotArgs& a) {
   const MandelbrotView view = buildView(a);
   MandelbrotOptions options;
-  options.variant = asUsage([&] { return parseMandelbrotVariant(a.variant); });
+  options.variant = asUsage([&] { return parseEnumOrThrow<MandelbrotVariant>(a.variant); });
   options.cpuThreads = a.threads;
   Colouring colouring;
   asUsage([&] {
@@ -158,26 +149,25 @@ void render(const MandelbrotArgs& a) {
   if (gpuRun) {
     GpuContext gpu;
     MandelbrotRenderer renderer;
-    const TimingOptions timing{2, a.reps > 0 ? a.reps : 10};
-    const Stats compute = timeStream(
-        gpu.stream(), [&] { renderer.compute(gpu, view, options); }, timing);
-    const Stats colour = timeStream(
-        gpu.stream(), [&] { renderer.colour(gpu, colouring); }, timing);
+    const MeasurePolicy policy = MeasurePolicy::command(a.reps);
+    const Stats compute = measureStream(
+        gpu.stream(), [&] { renderer.compute(gpu, view, options); }, policy);
+    const Stats colour = measureStream(
+        gpu.stream(), [&] { renderer.colour(gpu, colouring); }, policy);
     std::printf("gpu compute (%s): %s\n", std::string(toString(options.variant)).c_str(), compute.describe().c_str());
     std::printf("gpu colouring (palette %s): %s\n", colouring.palette.name().c_str(), colour.describe().c_str());
     rgba = renderer.downloadRgba(gpu);
     if (!a.raw.empty()) raw = renderer.downloadRaw(gpu);
   } else {
-    const int reps = a.reps > 0 ? a.reps : 1;
-    const TimingOptions timing{reps > 1 ? 1 : 0, reps};
-    const Stats compute = timeHost([&] { raw = renderRawCpu(view, options); }, timing);
+    MeasurePolicy policy = MeasurePolicy::command(a.reps > 0 ? a.reps : 1);
+    const Stats compute = measureHost([&] { raw = renderRawCpu(view, options); }, policy);
     const int threads = options.cpuThreads > 0 ? options.cpuThreads
                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::printf("cpu compute (%d threads): %s\n", threads, compute.describe().c_str());
-    Stopwatch watch;
-    rgba = colourRaw(raw, colouring, view.supersample);
-    std::printf("cpu colouring (palette %s, one thread): %.4g ms\n", colouring.palette.name().c_str(),
-                watch.elapsedMs());
+    policy.cpuWarmup = 0;
+    policy.cpuReps = 1;
+    const Stats colour = measureHost([&] { rgba = colourRaw(raw, colouring, view.supersample); }, policy);
+    std::printf("cpu colouring (palette %s, one thread): %.4g ms\n", colouring.palette.name().c_str(), colour.medianMs);
   }
   const Image png = opaqueToRgb(rgba);
   savePngWithText(png, a.out, pngTextFromView(view, colouring, precision.used));
@@ -192,38 +182,8 @@ void render(const MandelbrotArgs& a) {
 // ---------------------------------------------------------------------------------------------
 // --bench
 
-struct BenchRecord {
-  std::string op, params, dtype, impl;
-  int width = 0, height = 0;
-  Stats stats;
-  double iterations = 0;
-};
-
-nlohmann::json toJson(const BenchRecord& r) {
-  return {{"op", r.op},
-          {"params", r.params},
-          {"width", r.width},
-          {"height", r.height},
-          {"channels", 1},
-          {"dtype", r.dtype},
-          {"impl", r.impl},
-          {"median_ms", r.stats.medianMs},
-          {"min_ms", r.stats.minMs},
-          {"max_ms", r.stats.maxMs},
-          {"reps", r.stats.reps},
-          {"iterations", r.iterations},
-          {"giter_per_s", r.stats.medianMs > 0 ? r.iterations / r.stats.medianMs * 1e-6 : 0.0}};
-}
-
-std::string viewParams(const MandelbrotView& v) {
-  char text[200];
-  std::snprintf(text, sizeof text, "center=%.15g,%.15g width=%g iters=%d", v.centerX, v.centerY, v.width,
-                v.maxIterations);
-  return text;
-}
-
 struct BenchImpl {
-  const char* name;  // "gpu-" + name in the records
+  const char* name;
   MandelbrotOptions options;
 };
 
@@ -240,13 +200,23 @@ std::vector<BenchImpl> benchImpls() {
           {"optimized-no-interior-tests", noInterior}};
 }
 
+void printBenchRow(const std::string& view, const std::string& dtype, const std::string& impl, const Stats& s,
+                   double iterations, double plainMs) {
+  char ratio[32] = "";
+  if (plainMs > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", plainMs / s.medianMs);
+  std::printf("%-20s %-4s %-28s %10.4f %10.4f %10.4f %10.1f %9s\n", view.c_str(), dtype.c_str(), impl.c_str(),
+              s.medianMs, s.minMs, s.maxMs, iterations / s.medianMs * 1e-6, ratio);
+}
+
 void bench(const MandelbrotArgs& a) {
-  const int reps = a.reps > 0 ? a.reps : 20;
-  const bool gpuRun = useGpu(a.device.empty() ? "gpu" : a.device);
-  std::vector<BenchRecord> records;
-  const DeviceReport devices = queryDevices();
-  if (gpuRun) std::printf("device: %s\n", devices.devices.front().name.c_str());
-  std::printf("%-16s %-4s %-28s %10s %10s %10s %10s %9s\n", "view", "type", "impl", "median ms", "min ms", "max ms",
+  const bool gpuRun = useGpu(a.device);
+  const MeasurePolicy policy = MeasurePolicy::benchmark(a.reps > 0 ? a.reps : 20);
+  if (gpuRun)
+    std::printf("device: %s\n", queryDevices().devices.front().name.c_str());
+  else
+    std::printf("no GPU (%s): the CPU rows run, the GPU rows are skipped\n",
+                a.device == "cpu" ? "--device cpu" : queryDevices().status.c_str());
+  std::printf("%-20s %-4s %-28s %10s %10s %10s %10s %9s\n", "view", "type", "impl", "median ms", "min ms", "max ms",
               "G iter/s", "vs plain");
 
   struct Named {
@@ -258,52 +228,39 @@ void bench(const MandelbrotArgs& a) {
   interior.width = 0.1;
   const Named views[] = {{"mandel_seahorse", seahorseValleyView()}, {"mandel_full", wholeSetView()}};
 
-  std::optional<GpuContext> gpu;
+  const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
   MandelbrotRenderer renderer;
-  if (gpuRun) gpu.emplace();
-  auto print = [](const BenchRecord& r, double plainMs) {
-    char ratio[32] = "";
-    if (plainMs > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", plainMs / r.stats.medianMs);
-    std::printf("%-16s %-4s %-28s %10.4f %10.4f %10.4f %10.1f %9s\n", r.op.c_str(), r.dtype.c_str(), r.impl.c_str(),
-                r.stats.medianMs, r.stats.minMs, r.stats.maxMs, r.iterations / r.stats.medianMs * 1e-6, ratio);
+  nlohmann::json records = nlohmann::json::array();
+  auto keep = [&](Measurement m, const char* op) {
+    m.operation = op;
+    for (auto& row : toJsonRows(m)) records.push_back(row);
   };
-
   // [view][precision]: plain and optimized medians, for the summary
   double plainMs[2][2] = {}, optimizedMs[2][2] = {};
   for (int v = 0; v < 2; ++v)
     for (int t = 0; t < 2; ++t) {
       const Named& named = views[v];
-      const Precision precision = t == 0 ? Precision::F32 : Precision::F64;
       MandelbrotView view = named.view;
-      view.precision = precision;
-      const std::string dtype(toString(precision));
-      std::vector<BenchRecord> group;
+      view.precision = t == 0 ? Precision::F32 : Precision::F64;
+      const std::string dtype(toString(view.precision));
       if (gpuRun)
         for (const BenchImpl& impl : benchImpls()) {
-          const MandelbrotBenchResult result = benchmarkMandelbrot(*gpu, renderer, view, impl.options, {3, reps});
-          group.push_back({named.op, viewParams(view) + " variant=" + impl.name, dtype, std::string("gpu-") + impl.name,
-                           view.imageWidth, view.imageHeight, result.compute, result.iterations});
+          Measurement m = measureMandelbrot(view, impl.options, {gpu.get(), &renderer, false, {}}, policy);
+          m.method = impl.name;
+          const double ms = m.gpu->compute.medianMs;
+          if (impl.options.variant == MandelbrotVariant::Plain) plainMs[v][t] = ms;
+          if (std::string(impl.name) == "optimized") optimizedMs[v][t] = ms;
+          printBenchRow(named.op, dtype, std::string("gpu-") + impl.name, m.gpu->compute, m.work,
+                        impl.options.variant == MandelbrotVariant::Plain ? 0 : plainMs[v][t]);
+          keep(std::move(m), named.op);
         }
       MandelbrotOptions cpuOptions;
       cpuOptions.cpuThreads = a.threads;
-      Image counts;
-      const Stats cpu = timeHost(
-          [&] {
-            MandelbrotOptions counting = cpuOptions;
-            counting.smooth = false;
-            counts = renderRawCpu(view, counting);
-          },
-          {1, std::min(reps, 3)});
-      group.push_back({named.op, viewParams(view) + " variant=optimized", dtype, "cpu", view.imageWidth,
-                       view.imageHeight, cpu, countIterations(counts, view.maxIterations)});
-      if (gpuRun) {
-        plainMs[v][t] = group[0].stats.medianMs;
-        optimizedMs[v][t] = group[1].stats.medianMs;
-      }
-      for (const BenchRecord& r : group) {
-        print(r, r.impl == "cpu" || !gpuRun ? 0 : plainMs[v][t]);
-        records.push_back(r);
-      }
+      MeasurePolicy cpuPolicy = policy;
+      cpuPolicy.cpuReps = std::min(policy.gpuReps, 3);
+      const Measurement m = measureMandelbrot(view, cpuOptions, {nullptr, nullptr, true, {}}, cpuPolicy);
+      printBenchRow(named.op, dtype, "cpu", m.cpu->time, m.work, 0);
+      keep(m, named.op);
     }
   if (gpuRun)
     for (Precision precision : {Precision::F32, Precision::F64}) {
@@ -311,17 +268,9 @@ void bench(const MandelbrotArgs& a) {
       view.precision = precision;
       MandelbrotOptions options;
       options.variant = MandelbrotVariant::Plain;
-      const MandelbrotBenchResult result = benchmarkMandelbrot(*gpu, renderer, view, options, {3, reps});
-      BenchRecord r{"mandel_interior_peak",
-                    viewParams(view) + " variant=plain",
-                    std::string(toString(precision)),
-                    "gpu-plain",
-                    view.imageWidth,
-                    view.imageHeight,
-                    result.compute,
-                    result.iterations};
-      print(r, 0);
-      records.push_back(r);
+      const Measurement m = measureMandelbrot(view, options, {gpu.get(), &renderer, false, {}}, policy);
+      printBenchRow("mandel_interior_peak", std::string(toString(precision)), "gpu-plain", m.gpu->compute, m.work, 0);
+      keep(m, "mandel_interior_peak");
     }
   std::printf(
       "G iter/s: the plain loop's iterations (escape counts summed over the image, interior pixels counting\n"
@@ -336,12 +285,10 @@ void bench(const MandelbrotArgs& a) {
                 optimizedMs[0][0], optimizedMs[0][1]);
   }
   if (!a.json.empty()) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const BenchRecord& r : records) all.push_back(toJson(r));
-    std::ofstream file(a.json);
-    if (!file) throw std::runtime_error("cannot write " + a.json);
-    file << all.dump(2) << "\n";
-    if (!file) throw std::runtime_error("writing " + a.json + " failed");
+    nlohmann::json report = jsonReport(
+        gpuRun ? std::optional<DeviceInfo>(queryDevices().devices.front()) : std::optional<DeviceInfo>(), std::nullopt);
+    report["records"] = records;
+    writeJson(report, a.json);
     std::printf("wrote %s\n", a.json.c_str());
   }
 }

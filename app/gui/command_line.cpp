@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/lab.hpp"
+#include "gpulab/lab/lab.hpp"
 
 namespace gpulab::gui {
 
@@ -70,7 +70,7 @@ QString unknownName(const QStringList& given, const std::vector<std::string>& kn
   for (const QString& name : given)
     if (!choices.contains(name))
       return QStringLiteral("unknown %1 '%2' for %3: choose from %4")
-          .arg(what, name, QLatin1String(lab::experimentName(experiment)), choices.join(QStringLiteral(", ")));
+          .arg(what, name, QString::fromUtf8(toString(experiment)), choices.join(QStringLiteral(", ")));
   return {};
 }
 
@@ -84,7 +84,7 @@ void readLabOptions(const QCommandLineParser& parser, const LabOptionSet& o, Com
   try {
     if (parser.isSet(o.experiment)) {
       lab.experiment = parser.value(o.experiment).trimmed();
-      experiment = lab::parseExperiment(lab.experiment.toStdString());
+      experiment = parseEnumOrThrow<lab::Experiment>(lab.experiment.toStdString());
     }
     if (parser.isSet(o.sizes)) {
       lab.sizes = parser.value(o.sizes).trimmed();
@@ -92,7 +92,7 @@ void readLabOptions(const QCommandLineParser& parser, const LabOptionSet& o, Com
     }
     if (parser.isSet(o.dtype)) {
       lab.dtype = parser.value(o.dtype).trimmed();
-      lab::parseDType(lab.dtype.toStdString());
+      parseEnumOrThrow<lab::DType>(lab.dtype.toStdString());
     }
   } catch (const std::invalid_argument& e) {
     result.error = QStringLiteral("--lab: %1").arg(QString::fromStdString(e.what()));
@@ -114,7 +114,7 @@ void readLabOptions(const QCommandLineParser& parser, const LabOptionSet& o, Com
     return;
   }
   if (!lab.ops.isEmpty() && lab::variantNames(experiment).empty()) {
-    result.error = QStringLiteral("--lab-ops: %1 has no variants").arg(QLatin1String(lab::experimentName(experiment)));
+    result.error = QStringLiteral("--lab-ops: %1 has no variants").arg(QString::fromUtf8(toString(experiment)));
     return;
   }
   if (QString bad = unknownName(lab.ops, lab::variantNames(experiment), QStringLiteral("variant"), experiment);

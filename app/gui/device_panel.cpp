@@ -7,8 +7,8 @@
 #include <QVBoxLayout>
 
 #include "engine.hpp"
-#include "gpulab/device.hpp"
-#include "gpulab/filter.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/filters/filter.hpp"
 
 namespace gpulab::gui {
 

@@ -21,9 +21,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpulab/device_image.hpp"
-#include "gpulab/filter.hpp"
-#include "gpulab/timing.hpp"
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/filters/filter.hpp"
 #include "image_convert.hpp"
 #include "image_view.hpp"
 #include "photo_document.hpp"
@@ -288,7 +288,7 @@ void FftTab::schedule() {
         if (wantGpu && gpuReady) {
           gpulab::GpuContext& gpu = ctx.gpu();
           const gpulab::DeviceImage& in = ctx.devicePhoto();
-          const double planMs = filter.prepare(gpu, in, state->filtered);
+          const double planMs = filter.prepareGpu(gpu, in, state->filtered);
           if (planMs > 0) run.planMs = planMs;
           const gpulab::Stats compute =
               gpulab::timeStream(gpu.stream(), [&] { filter.runGpu(gpu, in, state->filtered); }, {1, kGpuReps});

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "engine.hpp"
-#include "gpulab/fft_filter.hpp"
+#include "gpulab/fft/fft_filter.hpp"
 #include "tab_services.hpp"
 
 class QCheckBox;

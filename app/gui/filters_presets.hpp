@@ -6,7 +6,7 @@
 // Bad parameters throw std::invalid_argument with one sentence saying what is allowed.
 #pragma once
 
-#include "gpulab/filter.hpp"
+#include "gpulab/filters/filter.hpp"
 
 namespace gpulab::gui {
 

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "before_after_view.hpp"
-#include "gpulab/box_blur.hpp"
-#include "gpulab/conv_method.hpp"
-#include "gpulab/device_image.hpp"
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/filters/box_blur.hpp"
+#include "gpulab/filters/conv_method.hpp"
 #include "image_convert.hpp"
 #include "kernel_editor.hpp"
 #include "photo_document.hpp"
@@ -40,7 +40,7 @@ namespace gpulab::gui {
 // Worker side: everything here runs on the engine's worker thread.
 
 struct FiltersTab::WorkerState {
-  std::unique_ptr<gpulab::Filter> filter;  // reused while the spec does not change
+  std::unique_ptr<gpulab::Operation> filter;  // reused while the spec does not change
   gpulab::FilterSpec filterSpec;
   gpulab::DeviceImage gpuOut;   // the GPU result, reallocated only when its shape changes
   std::size_t stagedBytes = 0;  // the largest transfer the GPU context's staging buffers have held
@@ -150,7 +150,7 @@ FilterRun runFilter(FiltersTab::WorkerState& state, WorkerContext& ctx, const gp
     state.filter = gpulab::makeFilter(spec);
     state.filterSpec = spec;
   }
-  gpulab::Filter& filter = *state.filter;
+  gpulab::Operation& filter = *state.filter;
   const gpulab::ImageShape outShape = filter.outputShape(gpulab::shapeOf(*photo));
   run.operation = QString::fromStdString(filter.describe());
   run.input = QString::fromStdString(photo->describe());
@@ -828,7 +828,7 @@ void FiltersTab::apply() {
   // The same checks the worker makes, now: a bad parameter is reported without a round trip.
   const PhotoUpdate& photo = services_.photo.current();
   try {
-    const std::unique_ptr<gpulab::Filter> filter = gpulab::makeFilter(s);
+    const std::unique_ptr<gpulab::Operation> filter = gpulab::makeFilter(s);
     if (const auto type = pixelTypeNamed(photo.sampleType))
       filter->outputShape({photo.width, photo.height, photo.channels, *type});
   } catch (const std::exception& e) {

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "engine.hpp"
-#include "gpulab/fft_conv.hpp"
-#include "gpulab/filter.hpp"
-#include "gpulab/image.hpp"
-#include "gpulab/timing.hpp"
+#include "gpulab/core/image.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/fft/fft_conv.hpp"
+#include "gpulab/filters/filter.hpp"
 #include "tab_services.hpp"
 
 class QAction;

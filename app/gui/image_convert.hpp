@@ -12,7 +12,7 @@
 
 #include <QImage>
 
-#include "gpulab/image.hpp"
+#include "gpulab/core/image.hpp"
 
 namespace gpulab::gui {
 

@@ -10,7 +10,7 @@
 #include <QWidget>
 
 #include "filters_presets.hpp"
-#include "gpulab/filter.hpp"
+#include "gpulab/filters/filter.hpp"
 
 class QCheckBox;
 class QComboBox;

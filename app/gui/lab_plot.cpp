@@ -96,7 +96,7 @@ QColor LabPlot::colourOf(const QString& impl) const {
   QColor cpu = palette().color(QPalette::Text);
   cpu.setAlpha(200);
   if (records_.empty()) return cpu;
-  const std::vector<std::string> names = lab::implNames(lab::parseExperiment(records_.front().experiment));
+  const std::vector<std::string> names = lab::implNames(parseEnumOrThrow<lab::Experiment>(records_.front().experiment));
   int gpuIndex = 0;
   for (const std::string& n : names) {
     if (n.rfind("cpu", 0) == 0 && records_.front().experiment != "transfer") {

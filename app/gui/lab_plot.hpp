@@ -13,7 +13,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "gpulab/lab.hpp"
+#include "gpulab/lab/lab.hpp"
 
 namespace gpulab::gui {
 

@@ -22,7 +22,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "gpulab/lab.hpp"
+#include "gpulab/lab/lab.hpp"
 #include "lab_plot.hpp"
 
 namespace gpulab::gui {

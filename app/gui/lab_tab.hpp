@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine.hpp"
-#include "gpulab/lab.hpp"
+#include "gpulab/lab/lab.hpp"
 #include "tab_services.hpp"
 
 class QCheckBox;

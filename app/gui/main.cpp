@@ -32,9 +32,10 @@ int fail(int code, const QString& message) {
 /// Sets the Lab tab's controls from --lab-* (validated by parseCommandLine).
 void applyLabOptions(gpulab::gui::LabTab& lab, const gpulab::gui::LabCommandLine& options) {
   namespace labns = gpulab::lab;
-  if (!options.experiment.isEmpty()) lab.setExperiment(labns::parseExperiment(options.experiment.toStdString()));
+  if (!options.experiment.isEmpty())
+    lab.setExperiment(gpulab::parseEnumOrThrow<labns::Experiment>(options.experiment.toStdString()));
   if (!options.sizes.isEmpty()) lab.setSizesText(options.sizes);
-  if (!options.dtype.isEmpty()) lab.setDType(labns::parseDType(options.dtype.toStdString()));
+  if (!options.dtype.isEmpty()) lab.setDType(gpulab::parseEnumOrThrow<labns::DType>(options.dtype.toStdString()));
   if (!options.impls.isEmpty()) lab.setSelectedImpls(options.impls);
   if (!options.ops.isEmpty()) lab.setSelectedVariants(options.ops);
   if (options.reps > 0) lab.setReps(options.reps);

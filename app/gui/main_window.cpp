@@ -23,7 +23,7 @@
 #include "device_panel.hpp"
 #include "fft_tab.hpp"
 #include "filters_tab.hpp"
-#include "gpulab/image_io.hpp"
+#include "gpulab/io/image_io.hpp"
 #include "image_view.hpp"
 #include "lab_tab.hpp"
 #include "mandelbrot_tab.hpp"

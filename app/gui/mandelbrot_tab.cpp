@@ -37,8 +37,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gpulab/image_io.hpp"
-#include "gpulab/timing.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/io/image_io.hpp"
 #include "run_timing.hpp"
 #include "timings_panel.hpp"
 

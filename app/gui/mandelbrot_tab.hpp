@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "engine.hpp"
-#include "gpulab/mandelbrot.hpp"
+#include "gpulab/mandelbrot/mandelbrot.hpp"
 #include "tab_services.hpp"
 
 class QCheckBox;

@@ -10,10 +10,10 @@
 #include <memory>
 #include <optional>
 
-#include "gpulab/device.hpp"
-#include "gpulab/device_image.hpp"
-#include "gpulab/filter.hpp"
-#include "gpulab/image.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/core/image.hpp"
+#include "gpulab/filters/filter.hpp"
 
 namespace gpulab::gui {
 

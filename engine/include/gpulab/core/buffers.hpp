@@ -1,0 +1,112 @@
+// Owning handles for device memory, pinned host memory, streams and events.
+// Move-only; destructors never throw and tolerate a CUDA runtime that is already unloading.
+// Never create these as statics or globals: their destruction order against the runtime is undefined.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "gpulab/core/cuda_types.hpp"
+
+namespace gpulab {
+
+/// Linear device memory from cudaMalloc. Allocation failures throw OutOfDeviceMemory with the
+/// requested and free sizes.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() noexcept { return ptr_; }
+  const void* data() const noexcept { return ptr_; }
+  template <class T>
+  T* as() noexcept {
+    return static_cast<T*>(ptr_);
+  }
+  template <class T>
+  const T* as() const noexcept {
+    return static_cast<const T*>(ptr_);
+  }
+  std::size_t size() const noexcept { return bytes_; }
+  bool empty() const noexcept { return ptr_ == nullptr; }
+
+  /// Grows to at least `bytes` (contents are not kept); never shrinks. For reusable scratch.
+  void reserve(std::size_t bytes);
+  void reset() noexcept;
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// Page-locked host memory from cudaMallocHost: the only host memory the copy engines move at full speed.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  void* data() noexcept { return ptr_; }
+  const void* data() const noexcept { return ptr_; }
+  template <class T>
+  T* as() noexcept {
+    return static_cast<T*>(ptr_);
+  }
+  std::size_t size() const noexcept { return bytes_; }
+  bool empty() const noexcept { return ptr_ == nullptr; }
+  void reserve(std::size_t bytes);
+  void reset() noexcept;
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// A non-blocking CUDA stream.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  cudaStream_t get() const noexcept { return stream_; }
+  operator cudaStream_t() const noexcept { return stream_; }  // NOLINT: used like the raw handle
+  void synchronize() const;
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// A CUDA event with timing enabled.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  cudaEvent_t get() const noexcept { return event_; }
+  void record(cudaStream_t stream);
+  void synchronize() const;
+  /// Milliseconds from `start` to this event; both must have completed.
+  float elapsedSince(const Event& start) const;
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+}  // namespace gpulab

@@ -1,0 +1,134 @@
+// Host images: 8-bit photos (gray, RGB, RGBA) and float32 / float64 data, interleaved, rows packed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulab/core/enum_names.hpp"
+
+namespace gpulab {
+
+enum class PixelType : std::uint8_t { U8, F32, F64 };
+
+constexpr std::size_t bytesPerSample(PixelType type) noexcept {
+  switch (type) {
+    case PixelType::U8:
+      return 1;
+    case PixelType::F32:
+      return 4;
+    case PixelType::F64:
+      return 8;
+  }
+  return 0;
+}
+
+template <>
+struct EnumNames<PixelType> {
+  static constexpr std::string_view what = "sample type";
+  static constexpr EnumName<PixelType> names[] = {
+      {PixelType::U8, "u8"}, {PixelType::F32, "f32"}, {PixelType::F64, "f64"}};
+};
+
+/// The largest image gpulab accepts, checked before any allocation or decode.
+inline constexpr int kMaxImageDimension = 32768;
+inline constexpr std::int64_t kMaxImagePixels = std::int64_t{1} << 28;  // 268 M pixels (16384 x 16384)
+inline constexpr int kMaxChannels = 4;
+
+template <class T>
+constexpr PixelType pixelTypeOf();
+template <>
+constexpr PixelType pixelTypeOf<std::uint8_t>() {
+  return PixelType::U8;
+}
+template <>
+constexpr PixelType pixelTypeOf<float>() {
+  return PixelType::F32;
+}
+template <>
+constexpr PixelType pixelTypeOf<double>() {
+  return PixelType::F64;
+}
+
+/// Throws std::invalid_argument with one sentence when width x height x channels is not an image
+/// gpulab accepts (zero or negative sizes, beyond kMaxImageDimension / kMaxImagePixels, channels
+/// outside 1..4).
+void validateImageShape(int width, int height, int channels);
+
+/// "640x480 RGB u8": an image's size, layout and type, for messages.
+std::string describeImage(int width, int height, int channels, PixelType type);
+
+/// An axis-aligned rectangle of pixels: columns [x, x + width), rows [y, y + height).
+struct PixelRect {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+};
+
+/// A host image: width x height pixels of `channels` interleaved samples of one PixelType.
+/// Value type (copies deep-copy). Samples start zeroed.
+class Image {
+ public:
+  Image() = default;
+  Image(int width, int height, int channels, PixelType type);
+
+  int width() const noexcept { return width_; }
+  int height() const noexcept { return height_; }
+  int channels() const noexcept { return channels_; }
+  PixelType type() const noexcept { return type_; }
+  bool empty() const noexcept { return data_.empty(); }
+  std::size_t pixelCount() const noexcept { return static_cast<std::size_t>(width_) * height_; }
+  std::size_t rowBytes() const noexcept { return static_cast<std::size_t>(width_) * channels_ * bytesPerSample(type_); }
+  std::size_t sizeBytes() const noexcept { return data_.size(); }
+  /// "640x480 RGB u8" style summary for messages.
+  std::string describe() const;
+
+  std::byte* data() noexcept { return data_.data(); }
+  const std::byte* data() const noexcept { return data_.data(); }
+
+  template <class T>
+  T* row(int y) noexcept {
+    return reinterpret_cast<T*>(data_.data() + y * rowBytes());
+  }
+  template <class T>
+  const T* row(int y) const noexcept {
+    return reinterpret_cast<const T*>(data_.data() + y * rowBytes());
+  }
+  template <class T>
+  T& at(int x, int y, int c = 0) noexcept {
+    return row<T>(y)[static_cast<std::size_t>(x) * channels_ + c];
+  }
+  template <class T>
+  const T& at(int x, int y, int c = 0) const noexcept {
+    return row<T>(y)[static_cast<std::size_t>(x) * channels_ + c];
+  }
+  /// All samples as one span; T must match type().
+  template <class T>
+  std::span<T> samples() noexcept {
+    return {reinterpret_cast<T*>(data_.data()), data_.size() / sizeof(T)};
+  }
+  template <class T>
+  std::span<const T> samples() const noexcept {
+    return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};
+  }
+
+  /// A copy converted to another sample type (u8 -> float keeps 0..255; float -> u8 rounds and saturates).
+  Image convertedTo(PixelType type) const;
+  /// One channel extracted as a 1-channel image.
+  Image channel(int c) const;
+
+  friend bool operator==(const Image& a, const Image& b) = default;
+
+ private:
+  int width_ = 0;
+  int height_ = 0;
+  int channels_ = 0;
+  PixelType type_ = PixelType::U8;
+  std::vector<std::byte> data_;
+};
+
+}  // namespace gpulab

@@ -1,0 +1,130 @@
+#include "gpulab/core/buffers.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "gpulab/kernels/cuda_check.hpp"
+#include "internal/memory_format.hpp"
+
+namespace gpulab {
+
+// ---------------------------------------------------------------------------------------------
+// DeviceBuffer
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) {
+  if (bytes == 0) return;
+  const cudaError_t status = cudaMalloc(&ptr_, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    ptr_ = nullptr;
+    throw OutOfDeviceMemory(outOfMemoryMessage("a buffer", bytes));
+  }
+  GPULAB_CUDA_CHECK(status);
+  bytes_ = bytes;
+}
+
+DeviceBuffer::~DeviceBuffer() { reset(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::reserve(std::size_t bytes) {
+  if (bytes <= bytes_) return;
+  reset();
+  *this = DeviceBuffer(bytes);
+}
+
+void DeviceBuffer::reset() noexcept {
+  if (ptr_ != nullptr) cudaFree(ptr_);  // an unloading runtime (cudaErrorCudartUnloading) is fine here
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PinnedBuffer
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) {
+  if (bytes == 0) return;
+  GPULAB_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
+  bytes_ = bytes;
+}
+
+PinnedBuffer::~PinnedBuffer() { reset(); }
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void PinnedBuffer::reserve(std::size_t bytes) {
+  if (bytes <= bytes_) return;
+  reset();
+  *this = PinnedBuffer(bytes);
+}
+
+void PinnedBuffer::reset() noexcept {
+  if (ptr_ != nullptr) cudaFreeHost(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream and Event
+
+Stream::Stream() { GPULAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+
+Stream::~Stream() {
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    stream_ = std::exchange(other.stream_, nullptr);
+  }
+  return *this;
+}
+
+void Stream::synchronize() const { GPULAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+Event::Event() { GPULAB_CUDA_CHECK(cudaEventCreate(&event_)); }
+
+Event::~Event() {
+  if (event_ != nullptr) cudaEventDestroy(event_);
+}
+
+Event& Event::operator=(Event&& other) noexcept {
+  if (this != &other) {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+    event_ = std::exchange(other.event_, nullptr);
+  }
+  return *this;
+}
+
+void Event::record(cudaStream_t stream) { GPULAB_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+
+void Event::synchronize() const { GPULAB_CUDA_CHECK(cudaEventSynchronize(event_)); }
+
+float Event::elapsedSince(const Event& start) const {
+  float ms = 0;
+  GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, event_));
+  return ms;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,78 @@
+#include "gpulab/core/device.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+
+#include "gpulab/kernels/cuda_check.hpp"
+
+namespace gpulab {
+
+std::string formatCudaVersion(int version) {
+  if (version <= 0) return "none";
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+DeviceReport queryDevices() {
+  DeviceReport report;
+  cudaRuntimeGetVersion(&report.runtimeVersion);
+  if (cudaDriverGetVersion(&report.driverVersion) != cudaSuccess) report.driverVersion = 0;
+
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    cudaGetLastError();  // these errors are states here, not failures; keep them from sticking
+    if (report.driverVersion == 0 || status == cudaErrorInsufficientDriver)
+      report.status = report.driverVersion == 0 ? "no CUDA driver is installed: CPU only"
+                                                : "the CUDA driver (" + formatCudaVersion(report.driverVersion) +
+                                                      ") is older than this build needs (" +
+                                                      formatCudaVersion(report.runtimeVersion) + "): CPU only";
+    else if (status == cudaSuccess || status == cudaErrorNoDevice)
+      report.status = "no CUDA device: CPU only";
+    else
+      report.status = std::string("CUDA is unavailable (") + cudaGetErrorString(status) + "): CPU only";
+    return report;
+  }
+
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    GPULAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, i));
+    DeviceInfo info;
+    info.index = i;
+    info.name = prop.name;
+    info.computeMajor = prop.major;
+    info.computeMinor = prop.minor;
+    info.multiprocessors = prop.multiProcessorCount;
+    info.totalMemory = prop.totalGlobalMem;
+    info.memoryBusWidthBits = prop.memoryBusWidth;
+    info.l2CacheBytes = prop.l2CacheSize;
+    info.sharedMemoryPerBlockOptin = prop.sharedMemPerBlockOptin;
+    const MemoryUsage mem = deviceMemory(i);
+    info.freeMemory = mem.free;
+    report.devices.push_back(std::move(info));
+  }
+  return report;
+}
+
+bool cudaAvailable() {
+  static const bool available = [] {
+    int count = 0;
+    const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError();
+    return ok;
+  }();
+  return available;
+}
+
+MemoryUsage deviceMemory(int device) {
+  int previous = 0;
+  GPULAB_CUDA_CHECK(cudaGetDevice(&previous));
+  GPULAB_CUDA_CHECK(cudaSetDevice(device));
+  MemoryUsage usage;
+  const cudaError_t status = cudaMemGetInfo(&usage.free, &usage.total);
+  cudaSetDevice(previous);
+  GPULAB_CUDA_CHECK(status);
+  return usage;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,168 @@
+#include "gpulab/core/device_image.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#include "gpulab/core/timing.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/layout.cuh"
+#include "internal/kernel_views.hpp"
+#include "internal/memory_format.hpp"
+
+namespace gpulab {
+
+// ---------------------------------------------------------------------------------------------
+// DeviceImage
+
+DeviceImage::DeviceImage(int width, int height, int channels, PixelType type)
+    : width_(width), height_(height), channels_(channels), type_(type) {
+  validateImageShape(width, height, channels);
+  const std::size_t rowBytes = static_cast<std::size_t>(width) * bytesPerSample(type);
+  const std::size_t rows = static_cast<std::size_t>(height) * channels;
+  const cudaError_t status = cudaMallocPitch(&data_, &pitch_, rowBytes, rows);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    data_ = nullptr;
+    const char* layout[] = {"", "gray", "2-channel", "RGB", "RGBA"};
+    throw OutOfDeviceMemory("the " + std::to_string(width) + "x" + std::to_string(height) + " " + layout[channels] +
+                            " " + std::string(toString(type)) +
+                            " image does not fit on the GPU: " + outOfMemoryMessage("it", rowBytes * rows));
+  }
+  GPULAB_CUDA_CHECK(status);
+}
+
+DeviceImage::~DeviceImage() { release(); }
+
+DeviceImage::DeviceImage(DeviceImage&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      pitch_(std::exchange(other.pitch_, 0)),
+      width_(std::exchange(other.width_, 0)),
+      height_(std::exchange(other.height_, 0)),
+      channels_(std::exchange(other.channels_, 0)),
+      type_(other.type_) {}
+
+DeviceImage& DeviceImage::operator=(DeviceImage&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    pitch_ = std::exchange(other.pitch_, 0);
+    width_ = std::exchange(other.width_, 0);
+    height_ = std::exchange(other.height_, 0);
+    channels_ = std::exchange(other.channels_, 0);
+    type_ = other.type_;
+  }
+  return *this;
+}
+
+void DeviceImage::release() noexcept {
+  if (data_ != nullptr) cudaFree(data_);
+  data_ = nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GpuContext
+
+namespace {
+
+template <class F>
+void visitSampleType(PixelType type, F&& f) {
+  switch (type) {
+    case PixelType::U8:
+      f(std::uint8_t{});
+      return;
+    case PixelType::F32:
+      f(float{});
+      return;
+    case PixelType::F64:
+      f(double{});
+      return;
+  }
+}
+
+int selectDevice(int device) {
+  GPULAB_CUDA_CHECK(cudaSetDevice(device));
+  return device;
+}
+
+}  // namespace
+
+// Members after device_ (the stream, events, buffers) are created on the selected device.
+GpuContext::GpuContext(int device) : device_(selectDevice(device)) {}
+
+GpuContext::~GpuContext() = default;
+
+DeviceImage GpuContext::upload(const Image& src) {
+  DeviceImage dst;
+  upload(src, dst);
+  return dst;
+}
+
+void GpuContext::upload(const Image& src, DeviceImage& dst) {
+  if (src.empty()) throw std::invalid_argument("cannot upload an empty image");
+  if (dst.empty() || dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
+      dst.type() != src.type())
+    dst = DeviceImage(src.width(), src.height(), src.channels(), src.type());
+
+  const std::size_t bytes = src.sizeBytes();
+  Stopwatch staging;
+  hostStaging_.reserve(bytes);
+  std::memcpy(hostStaging_.data(), src.data(), bytes);
+  lastUpload_.stagingMs = staging.elapsedMs();
+
+  start_.record(stream_);
+  if (src.channels() == 1) {
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(stackOf<std::byte>(dst).data, dst.pitch(), hostStaging_.data(), src.rowBytes(),
+                                        src.rowBytes(), src.height(), cudaMemcpyHostToDevice, stream_));
+  } else {
+    deviceStaging_.reserve(bytes);
+    GPULAB_CUDA_CHECK(
+        cudaMemcpyAsync(deviceStaging_.data(), hostStaging_.data(), bytes, cudaMemcpyHostToDevice, stream_));
+    visitSampleType(src.type(), [&](auto sample) {
+      using T = decltype(sample);
+      kernels::launchDeinterleave<T>(deviceStaging_.as<T>(), src.channels(), stackOf<T>(dst), stream_);
+    });
+  }
+  stop_.record(stream_);
+  stop_.synchronize();
+  lastUpload_.deviceMs = stop_.elapsedSince(start_);
+}
+
+Image GpuContext::download(const DeviceImage& src) {
+  Image dst;
+  download(src, dst);
+  return dst;
+}
+
+void GpuContext::download(const DeviceImage& src, Image& dst) {
+  if (src.empty()) throw std::invalid_argument("cannot download an empty device image");
+  if (dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
+      dst.type() != src.type())
+    dst = Image(src.width(), src.height(), src.channels(), src.type());
+
+  const std::size_t bytes = dst.sizeBytes();
+  hostStaging_.reserve(bytes);
+  start_.record(stream_);
+  if (src.channels() == 1) {
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(hostStaging_.data(), dst.rowBytes(), planeOf<std::byte>(src, 0).data,
+                                        src.pitch(), dst.rowBytes(), dst.height(), cudaMemcpyDeviceToHost, stream_));
+  } else {
+    deviceStaging_.reserve(bytes);
+    visitSampleType(src.type(), [&](auto sample) {
+      using T = decltype(sample);
+      const kernels::Plane<const T> stack{planeOf<T>(src, 0).data, src.width(), src.height(), src.pitch()};
+      kernels::launchInterleave<T>(stack, src.channels(), deviceStaging_.as<T>(), stream_);
+    });
+    GPULAB_CUDA_CHECK(
+        cudaMemcpyAsync(hostStaging_.data(), deviceStaging_.data(), bytes, cudaMemcpyDeviceToHost, stream_));
+  }
+  stop_.record(stream_);
+  stop_.synchronize();
+  lastDownload_.deviceMs = stop_.elapsedSince(start_);
+
+  Stopwatch staging;
+  std::memcpy(dst.data(), hostStaging_.data(), bytes);
+  lastDownload_.stagingMs = staging.elapsedMs();
+}
+
+}  // namespace gpulab

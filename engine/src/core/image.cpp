@@ -1,0 +1,93 @@
+#include "gpulab/core/image.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <type_traits>
+
+namespace gpulab {
+
+void validateImageShape(int width, int height, int channels) {
+  if (width <= 0 || height <= 0)
+    throw std::invalid_argument("image size " + std::to_string(width) + "x" + std::to_string(height) +
+                                " is empty: both sides must be at least 1 pixel");
+  if (width > kMaxImageDimension || height > kMaxImageDimension)
+    throw std::invalid_argument("image size " + std::to_string(width) + "x" + std::to_string(height) +
+                                " exceeds the limit of " + std::to_string(kMaxImageDimension) + " pixels a side");
+  if (std::int64_t{width} * height > kMaxImagePixels)
+    throw std::invalid_argument("image size " + std::to_string(width) + "x" + std::to_string(height) +
+                                " exceeds the limit of " + std::to_string(kMaxImagePixels / (1 << 20)) + " megapixels");
+  if (channels < 1 || channels > kMaxChannels)
+    throw std::invalid_argument(std::to_string(channels) + " channels are not supported: use 1 to " +
+                                std::to_string(kMaxChannels));
+}
+
+Image::Image(int width, int height, int channels, PixelType type)
+    : width_(width), height_(height), channels_(channels), type_(type) {
+  validateImageShape(width, height, channels);
+  data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type));
+}
+
+std::string describeImage(int width, int height, int channels, PixelType type) {
+  static constexpr const char* kLayouts[] = {"", "gray", "2-channel", "RGB", "RGBA"};
+  return std::to_string(width) + "x" + std::to_string(height) + " " +
+         (channels >= 1 && channels <= 4 ? kLayouts[channels] : "?") + " " + std::string(toString(type));
+}
+
+std::string Image::describe() const { return describeImage(width_, height_, channels_, type_); }
+
+namespace {
+
+template <class Src, class Dst>
+void convertSamples(std::span<const Src> src, std::span<Dst> dst) {
+  if constexpr (std::is_same_v<Dst, std::uint8_t> && !std::is_same_v<Src, std::uint8_t>) {
+    std::transform(src.begin(), src.end(), dst.begin(), [](Src v) {
+      if (!(v == v)) return std::uint8_t{0};  // NaN
+      return static_cast<std::uint8_t>(std::clamp<double>(std::nearbyint(static_cast<double>(v)), 0.0, 255.0));
+    });
+  } else {
+    std::transform(src.begin(), src.end(), dst.begin(), [](Src v) { return static_cast<Dst>(v); });
+  }
+}
+
+template <class F>
+void visitType(PixelType type, F&& f) {
+  switch (type) {
+    case PixelType::U8:
+      f(std::uint8_t{});
+      return;
+    case PixelType::F32:
+      f(float{});
+      return;
+    case PixelType::F64:
+      f(double{});
+      return;
+  }
+}
+
+}  // namespace
+
+Image Image::convertedTo(PixelType type) const {
+  if (type == type_) return *this;
+  Image out(width_, height_, channels_, type);
+  visitType(type_, [&](auto src) {
+    visitType(type, [&](auto dst) {
+      using S = decltype(src);
+      using D = decltype(dst);
+      convertSamples<S, D>(samples<S>(), out.samples<D>());
+    });
+  });
+  return out;
+}
+
+Image Image::channel(int c) const {
+  if (c < 0 || c >= channels_)
+    throw std::out_of_range("channel " + std::to_string(c) + " of a " + std::to_string(channels_) + "-channel image");
+  Image out(width_, height_, 1, type_);
+  const std::size_t bytes = bytesPerSample(type_);
+  for (std::size_t i = 0; i < pixelCount(); ++i)
+    std::copy_n(data_.data() + (i * channels_ + c) * bytes, bytes, out.data_.data() + i * bytes);
+  return out;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,74 @@
+#include "gpulab/core/timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+#include "gpulab/core/buffers.hpp"
+
+namespace gpulab {
+
+Stats Stats::of(std::vector<double> samples) {
+  if (samples.empty()) throw std::invalid_argument("no timing samples to summarise");
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  Stats s;
+  s.medianMs = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  s.minMs = samples.front();
+  s.maxMs = samples.back();
+  s.reps = static_cast<int>(n);
+  return s;
+}
+
+std::string Stats::describe() const {
+  char text[96];
+  std::snprintf(text, sizeof text, "%.4g ms (min %.4g, max %.4g, n=%d)", medianMs, minMs, maxMs, reps);
+  return text;
+}
+
+static void checkOptions(const TimingOptions& options) {
+  if (options.reps < 1) throw std::invalid_argument("timing needs at least 1 repetition");
+  if (options.warmup < 0) throw std::invalid_argument("warm-up count cannot be negative");
+}
+
+Stats timeHost(const std::function<void()>& work, TimingOptions options) {
+  checkOptions(options);
+  for (int i = 0; i < options.warmup; ++i) work();
+  std::vector<double> samples;
+  samples.reserve(options.reps);
+  for (int i = 0; i < options.reps; ++i) {
+    Stopwatch watch;
+    work();
+    samples.push_back(watch.elapsedMs());
+  }
+  return Stats::of(std::move(samples));
+}
+
+Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, TimingOptions options) {
+  checkOptions(options);
+  for (int i = 0; i < options.warmup; ++i) enqueue();
+  // One event pair per rep, all read after a single synchronisation: no host round trip between reps.
+  std::vector<Event> marks(static_cast<std::size_t>(options.reps) + 1);
+  marks[0].record(stream);
+  for (int i = 0; i < options.reps; ++i) {
+    enqueue();
+    marks[i + 1].record(stream);
+  }
+  marks.back().synchronize();
+  std::vector<double> samples;
+  samples.reserve(options.reps);
+  for (int i = 0; i < options.reps; ++i) samples.push_back(marks[i + 1].elapsedSince(marks[i]));
+  return Stats::of(std::move(samples));
+}
+
+static long long nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Stopwatch::Stopwatch() : startNs_(nowNs()) {}
+double Stopwatch::elapsedMs() const { return static_cast<double>(nowNs() - startNs_) * 1e-6; }
+void Stopwatch::restart() { startNs_ = nowNs(); }
+
+}  // namespace gpulab

@@ -1,0 +1,347 @@
+#include "gpulab/filters/box_blur.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpulab/filters/registry.hpp"
+#include "gpulab/kernels/box_blur.cuh"
+#include "gpulab/kernels/cuda_check.hpp"
+#include "internal/cv_interop.hpp"
+#include "internal/kernel_views.hpp"
+
+namespace gpulab {
+
+namespace {
+
+using kernels::BoxBlurPath;
+
+static_assert(static_cast<int>(BoxGpuPath::SummedArea) == static_cast<int>(BoxBlurPath::SummedArea));
+BoxBlurPath toKernel(BoxGpuPath path) { return static_cast<BoxBlurPath>(path); }
+using namespace cv_interop;
+
+void checkType(const ImageShape& in) {
+  if (in.type == PixelType::F64)
+    throw std::invalid_argument("box blur takes u8 and f32 images, not f64: convert the image to f32 first");
+  validateImageShape(in.width, in.height, in.channels);
+}
+
+bool alphaPassesThrough(PixelType type, int channels) { return type == PixelType::U8 && channels == 4; }
+
+std::uint8_t borderU8(double value) { return static_cast<std::uint8_t>(std::clamp(std::nearbyint(value), 0.0, 255.0)); }
+
+// ---------------------------------------------------------------------------------------------
+// Naive reference: separable sums in double, every sample through borderIndex.
+
+template <class T>
+void referencePlane(const Image& in, Image& out, int c, int radius, const Border& border) {
+  const int width = in.width(), height = in.height();
+  const double fill = sizeof(T) == 1 ? borderU8(border.value) : static_cast<double>(static_cast<float>(border.value));
+  const double side = 2.0 * radius + 1.0;
+  std::vector<double> rowSums(static_cast<std::size_t>(width) * height);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      double sum = 0;
+      for (int i = -radius; i <= radius; ++i) {
+        const int xi = borderIndex(x + i, width, border.mode);
+        sum += xi < 0 ? fill : static_cast<double>(in.at<T>(xi, y, c));
+      }
+      rowSums[static_cast<std::size_t>(y) * width + x] = sum;
+    }
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      double sum = 0;
+      for (int j = -radius; j <= radius; ++j) {
+        const int yj = borderIndex(y + j, height, border.mode);
+        sum += yj < 0 ? side * fill : rowSums[static_cast<std::size_t>(yj) * width + x];
+      }
+      const double mean = sum / (side * side);
+      if constexpr (sizeof(T) == 1)
+        out.at<T>(x, y, c) = static_cast<T>(std::floor(mean + 0.5));  // never a tie: the area is odd
+      else
+        out.at<T>(x, y, c) = static_cast<T>(mean);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU baseline: OpenCV on every core
+
+constexpr std::size_t kDirectBudgetBytes = std::size_t{512} << 20;
+constexpr std::size_t kStripBudgetBytes = std::size_t{16} << 20;
+
+// cv::blur over (2r+1)^2 for one single-channel plane, strips in parallel.
+void blurDirect(const cv::Mat& src, cv::Mat& dst, int r, BorderMode mode) {
+  const cv::Size window(2 * r + 1, 2 * r + 1);
+  if (mode == BorderMode::Wrap) {
+    cv::Mat padded;
+    cv::copyMakeBorder(src, padded, r, r, r, r, cv::BORDER_WRAP);
+    parallelRows(src.rows, [&](int a, int b) {
+      cv::Mat strip = dst.rowRange(a, b);
+      cv::blur(padded(cv::Rect(r, r + a, src.cols, b - a)), strip, window, cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+    });
+    return;
+  }
+  parallelRows(src.rows, [&](int a, int b) {
+    cv::Mat strip = dst.rowRange(a, b);
+    cv::blur(src.rowRange(a, b), strip, window, cv::Point(-1, -1), cvBorder(mode));
+  });
+}
+
+// Means over 2r+1 samples along each row of src (CV_8U or CV_32F) into dst (CV_32F, same size).
+void blurRows(const cv::Mat& src, cv::Mat& dst, int r, BorderMode mode) {
+  const cv::Size window(2 * r + 1, 1);
+  if (mode == BorderMode::Wrap) {
+    const std::size_t rowBytes = (static_cast<std::size_t>(src.cols) + 2 * static_cast<std::size_t>(r)) * 8;
+    const auto strips = static_cast<int>(std::max<std::size_t>(static_cast<std::size_t>(cv::getNumThreads()),
+                                                               rowBytes * src.rows / kStripBudgetBytes + 1));
+    parallelRows(
+        src.rows,
+        [&](int a, int b) {
+          cv::Mat padded;
+          cv::copyMakeBorder(src.rowRange(a, b), padded, 0, 0, r, r, cv::BORDER_WRAP);
+          cv::Mat strip = dst.rowRange(a, b);
+          cv::boxFilter(padded(cv::Rect(r, 0, src.cols, b - a)), strip, CV_32F, window, cv::Point(-1, -1), true,
+                        cv::BORDER_REFLECT_101);
+        },
+        strips);
+    return;
+  }
+  parallelRows(src.rows, [&](int a, int b) {
+    cv::Mat strip = dst.rowRange(a, b);
+    cv::boxFilter(src.rowRange(a, b), strip, CV_32F, window, cv::Point(-1, -1), true, cvBorder(mode));
+  });
+}
+
+void transposeParallel(const cv::Mat& src, cv::Mat& dst) {
+  dst.create(src.cols, src.rows, src.type());
+  parallelRows(src.cols, [&](int a, int b) {
+    cv::Mat strip = dst.rowRange(a, b);
+    cv::transpose(src.colRange(a, b), strip);
+  });
+}
+
+// Rows, transpose, rows (the columns), transpose back: float throughout, buffers of image size.
+void blurSeparable(const cv::Mat& src, cv::Mat& dst, int r, BorderMode mode, const CpuControl& control, double base,
+                   double span) {
+  cv::Mat rows(src.size(), CV_32F), turned, columns, back;
+  blurRows(src, rows, r, mode);
+  checkCancelled(control);
+  reportProgress(control, base + 0.4 * span);
+  transposeParallel(rows, turned);
+  columns.create(turned.size(), CV_32F);
+  blurRows(turned, columns, r, mode);
+  checkCancelled(control);
+  reportProgress(control, base + 0.8 * span);
+  transposeParallel(columns, back);
+  back.convertTo(dst, dst.type());  // u8: rounded to nearest, saturated
+}
+
+bool directFits(int width, int height, int r, BorderMode mode) {
+  const auto w = static_cast<std::size_t>(width), h = static_cast<std::size_t>(height),
+             k = 2 * static_cast<std::size_t>(r);
+  // cv::blur keeps about 2r+1 rows of double sums, (width + 2r) wide, per strip in flight.
+  std::size_t bytes = (k + 4) * (w + k) * 8 * static_cast<std::size_t>(std::max(1, cv::getNumThreads()));
+  if (mode == BorderMode::Wrap) bytes += (w + k) * (h + k) * 4;
+  return bytes <= kDirectBudgetBytes;
+}
+
+void blurPlane(const cv::Mat& src, cv::Mat& dst, int r, const Border& border, BoxCpuMethod method,
+               const CpuControl& control, double base, double span) {
+  const bool separable = method == BoxCpuMethod::Separable ||
+                         (method == BoxCpuMethod::Auto && !directFits(src.cols, src.rows, r, border.mode));
+  const double fill = src.depth() == CV_8U ? borderU8(border.value) : static_cast<float>(border.value);
+  if (border.mode == BorderMode::Constant && fill != 0.0) {
+    // OpenCV's filters pad with zeros only. The mean is linear and the weights sum to one, so
+    // blur(x) with fill v equals blur(x - v) with fill 0, plus v.
+    cv::Mat shifted, blurred(src.size(), CV_32F);
+    src.convertTo(shifted, CV_32F, 1.0, -fill);
+    if (separable)
+      blurSeparable(shifted, blurred, r, border.mode, control, base, span);
+    else
+      blurDirect(shifted, blurred, r, border.mode);
+    blurred.convertTo(dst, dst.type(), 1.0, fill);
+    return;
+  }
+  if (separable)
+    blurSeparable(src, dst, r, border.mode, control, base, span);
+  else
+    blurDirect(src, dst, r, border.mode);
+}
+
+template <class F>
+void visitType(PixelType type, F&& f) {
+  switch (type) {
+    case PixelType::U8:
+      f(std::uint8_t{});
+      return;
+    case PixelType::F32:
+      f(float{});
+      return;
+    case PixelType::F64:
+      break;
+  }
+  throw std::invalid_argument("box blur takes u8 and f32 images, not f64: convert the image to f32 first");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// BoxBlur
+
+BoxBlur::BoxBlur(int radius, Border border) : radius_(radius), border_(border) {
+  if (radius < 0)
+    throw std::invalid_argument("box blur radius " + std::to_string(radius) + " is negative: use 0 to " +
+                                std::to_string(kMaxBoxRadius));
+  if (radius > kMaxBoxRadius)
+    throw std::invalid_argument("box blur radius " + std::to_string(radius) + " exceeds the largest, " +
+                                std::to_string(kMaxBoxRadius) + " (a window wider than any image)");
+  if (!std::isfinite(border.value)) throw std::invalid_argument("the border value must be a finite number");
+}
+
+struct BoxBlur::GpuPlan {
+  kernels::BoxBlurPlan plan;
+  PixelType type = PixelType::U8;
+};
+
+BoxBlur::~BoxBlur() = default;
+BoxBlur::BoxBlur(BoxBlur&&) noexcept = default;
+BoxBlur& BoxBlur::operator=(BoxBlur&&) noexcept = default;
+
+void BoxBlur::setGpuPath(BoxGpuPath path) noexcept {
+  gpuPath_ = path;
+  plan_.reset();
+}
+
+BoxGpuPath BoxBlur::resolvedGpuPath(int device, PixelType type) const {
+  const BoxBlurPath path = type == PixelType::U8
+                               ? kernels::boxBlurResolvePath<std::uint8_t>(toKernel(gpuPath_), radius_, device)
+                               : kernels::boxBlurResolvePath<float>(toKernel(gpuPath_), radius_, device);
+  return static_cast<BoxGpuPath>(path);
+}
+
+OperationInfo boxBlurInfo() {
+  OperationInfo info{.name = "box", .title = "Box blur", .summary = "the mean over a (2r+1) x (2r+1) window"};
+  info.params = {{.name = "radius",
+                  .kind = ParamInfo::Kind::Integer,
+                  .help = "window (2R+1) x (2R+1), R >= 0",
+                  .minimum = 0,
+                  .maximum = kMaxBoxRadius}};
+  for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
+  std::vector<std::string> paths;
+  for (const auto& entry : EnumNames<BoxGpuPath>::names) paths.emplace_back(entry.name);
+  info.params.push_back({.name = "path",
+                         .kind = ParamInfo::Kind::Choice,
+                         .help = "GPU kernel: auto (default) | ring | stream | sat (summed-area table)",
+                         .defaultValue = "auto",
+                         .choices = paths});
+  info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
+    const OperationInfo self = boxBlurInfo();
+    auto box = std::make_unique<BoxBlur>(intParam(values, *self.param("radius")), borderFromParams(values));
+    box->setGpuPath(parseEnumOrThrow<BoxGpuPath>(choiceParam(values, *self.param("path"))));
+    return box;
+  };
+  return info;
+}
+
+std::string BoxBlur::describe() const { return "box r=" + std::to_string(radius_) + " " + gpulab::describe(border_); }
+
+ParamValues BoxBlur::params() const {
+  ParamValues values{{"radius", std::to_string(radius_)}, {"path", std::string(toString(gpuPath_))}};
+  addBorderParams(values, border_);
+  return values;
+}
+
+std::string BoxBlur::methodNote(Side side) const {
+  if (side != Side::Gpu || !plan_ || plan_->plan.device < 0) return {};
+  return "GPU path " + std::string(toString(static_cast<BoxGpuPath>(plan_->plan.path)));
+}
+
+ImageShape BoxBlur::outputShape(const ImageShape& in) const {
+  checkType(in);
+  return in;
+}
+
+void BoxBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
+  const ImageShape shape = outputShape(shapeOf(in));
+  if (&in == &out) throw std::invalid_argument("box blur cannot run in place: give it a separate output image");
+  if (out.empty() || !out.sameShape(in)) out = DeviceImage(shape.width, shape.height, shape.channels, shape.type);
+  const bool alpha = alphaPassesThrough(shape.type, shape.channels);
+  visitType(shape.type, [&](auto sample) {
+    using T = decltype(sample);
+    if (!plan_) plan_ = std::make_unique<GpuPlan>();
+    kernels::BoxBlurPlan& plan = plan_->plan;
+    if (plan.device != gpu.device() || plan.width != shape.width || plan.height != shape.height ||
+        plan_->type != shape.type) {
+      plan = kernels::planBoxBlur<T>(shape.width, shape.height, radius_, toKernel(gpuPath_));
+      plan_->type = shape.type;
+    }
+    if (plan.scratchBytes > 0) gpu.scratch().reserve(plan.scratchBytes);
+    const T fill = sizeof(T) == 1 ? static_cast<T>(borderU8(border_.value)) : static_cast<T>(border_.value);
+    for (int c = 0; c < shape.channels; ++c) {
+      if (alpha && c == 3) {
+        GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planeOf<T>(out, c).data, out.pitch(), planeOf<T>(in, c).data, in.pitch(),
+                                            shape.width * sizeof(T), shape.height, cudaMemcpyDeviceToDevice,
+                                            gpu.stream()));
+        continue;
+      }
+      kernels::launchBoxBlur<T>(plan, planeOf<T>(in, c), planeOf<T>(out, c), toKernel(border_.mode), fill,
+                                gpu.scratch().data(), gpu.scratch().size(), gpu.stream());
+    }
+  });
+}
+
+Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
+  const ImageShape shape = outputShape(shapeOf(in));
+  Image out(shape.width, shape.height, shape.channels, shape.type);
+  const int filtered = alphaPassesThrough(shape.type, shape.channels) ? 3 : shape.channels;
+  try {
+    cv::Mat source = asMat(in), target = asMat(out);
+    for (int c = 0; c < shape.channels; ++c) {
+      checkCancelled(control);
+      const double base = static_cast<double>(c) / shape.channels, span = 1.0 / shape.channels;
+      cv::Mat plane, result;
+      if (shape.channels == 1) {
+        plane = source;
+        result = target;
+      } else {
+        cv::extractChannel(source, plane, c);
+        result.create(plane.size(), plane.type());
+      }
+      if (c >= filtered || radius_ == 0)
+        plane.copyTo(result);
+      else
+        blurPlane(plane, result, radius_, border_, cpuMethod_, control, base, span);
+      if (shape.channels > 1) cv::insertChannel(result, target, c);
+      reportProgress(control, base + span);
+    }
+  } catch (const cv::Exception& e) {
+    rethrowOpenCv(e, "the box blur baseline");
+  }
+  return out;
+}
+
+Image BoxBlur::runReference(const Image& in) const {
+  const ImageShape shape = outputShape(shapeOf(in));
+  Image out(shape.width, shape.height, shape.channels, shape.type);
+  const int filtered = alphaPassesThrough(shape.type, shape.channels) ? 3 : shape.channels;
+  visitType(shape.type, [&](auto sample) {
+    using T = decltype(sample);
+    for (int c = 0; c < shape.channels; ++c) {
+      if (c < filtered) {
+        referencePlane<T>(in, out, c, radius_, border_);
+        continue;
+      }
+      for (int y = 0; y < shape.height; ++y)
+        for (int x = 0; x < shape.width; ++x) out.at<T>(x, y, c) = in.at<T>(x, y, c);
+    }
+  });
+  return out;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,358 @@
+// ConvMethodFilter: the FFT and auto methods of the general convolution behind the Filter
+// interface, and the process-wide cost models auto chooses with.
+#include "gpulab/filters/conv_method.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/filters/kernel_file.hpp"
+#include "gpulab/filters/registry.hpp"
+#include "gpulab/kernels/border.cuh"
+#include "internal/conv_text.hpp"
+#include "internal/kernel_views.hpp"
+
+namespace gpulab {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Calibration: what the direct method costs, measured with Conv2D itself
+
+FilterSpec randomConvSpec(int kw, int kh, unsigned seed) {
+  FilterSpec spec;
+  spec.op = FilterOp::Conv;
+  spec.kernel.width = kw;
+  spec.kernel.height = kh;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  for (int i = 0; i < kw * kh; ++i) spec.kernel.values.push_back(d(rng));
+  return spec;
+}
+
+double directGpuMs(GpuContext& gpu, const DeviceImage& in, int kw, int kh) {
+  Conv2D conv(randomConvSpec(kw, kh, 17));
+  DeviceImage out;
+  return timeStream(gpu.stream(), [&] { conv.runGpu(gpu, in, out); }, {.warmup = 2, .reps = 5}).medianMs;
+}
+
+double directCpuMs(int width, int height, int kw, int kh) {
+  const Conv2D conv(randomConvSpec(kw, kh, 17));
+  const Image in = ConvCostModel::calibrationImage(width, height);
+  return timeHost([&] { (void)conv.runCpu(in); }, {.warmup = 1, .reps = 3}).medianMs;
+}
+
+// Plain numbers only (no device objects): safe as a function-local static.
+struct ModelCache {
+  std::mutex gpuMutex;
+  std::map<int, ConvCostModel> gpu;  // by device ordinal
+  std::mutex cpuMutex;
+  std::optional<ConvCostModel> cpu;
+};
+
+ModelCache& modelCache() {
+  static ModelCache cache;
+  return cache;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+int fullOffset(ConvMode mode, int kernelSize) {
+  switch (mode) {
+    case ConvMode::Full:
+      return 0;
+    case ConvMode::Same:
+      return (kernelSize - 1) / 2;
+    case ConvMode::Valid:
+      return kernelSize - 1;
+  }
+  return 0;
+}
+
+/// A value as a sample of type T: u8 rounded (ties to even) and saturated, floats cast (Conv2D's rule).
+template <class T>
+T toSample(double v) {
+  if constexpr (std::is_same_v<T, std::uint8_t>) {
+    const double r = std::nearbyint(v);
+    return static_cast<std::uint8_t>(r <= 0.0 ? 0.0 : r >= 255.0 ? 255.0 : r);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+std::optional<ConvAlgorithm> decodeChoice(int code) noexcept {
+  if (code < 0) return std::nullopt;
+  return static_cast<ConvAlgorithm>(code);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The process-wide models
+
+ConvCostModel gpuConvCostModel(GpuContext& gpu) {
+  ModelCache& cache = modelCache();
+  const std::lock_guard lock(cache.gpuMutex);  // held while calibrating: one calibration per device
+  if (const auto it = cache.gpu.find(gpu.device()); it != cache.gpu.end()) return it->second;
+  std::map<std::pair<int, int>, DeviceImage> inputs;  // each size made and uploaded once
+  const ConvCostModel model = ConvCostModel::calibrateGpu(gpu, [&](int width, int height, int kw, int kh) {
+    auto [input, fresh] = inputs.try_emplace({width, height});
+    if (fresh) input->second = gpu.upload(ConvCostModel::calibrationImage(width, height));
+    return directGpuMs(gpu, input->second, kw, kh);
+  });
+  cache.gpu.emplace(gpu.device(), model);
+  return model;
+}
+
+ConvCostModel cpuConvCostModel() {
+  ModelCache& cache = modelCache();
+  const std::lock_guard lock(cache.cpuMutex);
+  if (!cache.cpu) cache.cpu = ConvCostModel::calibrateCpu(directCpuMs);
+  return *cache.cpu;
+}
+
+std::optional<ConvCostModel> cachedGpuConvCostModel(int device) {
+  ModelCache& cache = modelCache();
+  const std::lock_guard lock(cache.gpuMutex);
+  if (const auto it = cache.gpu.find(device); it != cache.gpu.end()) return it->second;
+  return std::nullopt;
+}
+
+std::optional<ConvCostModel> cachedCpuConvCostModel() {
+  ModelCache& cache = modelCache();
+  const std::lock_guard lock(cache.cpuMutex);
+  return cache.cpu;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction, shapes
+
+ConvMethodFilter::ConvMethodFilter(const FilterSpec& spec) : spec_(spec), fft_(spec) {
+  if (spec_.method != ConvMethod::Fft && spec_.method != ConvMethod::Auto)
+    throw std::invalid_argument("ConvMethodFilter computes the fft and auto methods; the direct method is Conv2D");
+  if (spec_.kernel.width <= Conv2D::kMaxKernelSize && spec_.kernel.height <= Conv2D::kMaxKernelSize)
+    direct_.emplace(spec_);
+}
+
+OperationInfo convolutionInfo() {
+  OperationInfo info{.name = "conv", .title = "Convolution", .summary = "2D convolution with any kernel"};
+  auto names = []<class E>(E) {
+    std::vector<std::string> list;
+    for (const auto& entry : EnumNames<E>::names) list.emplace_back(entry.name);
+    return list;
+  };
+  info.params = {
+      {.name = "kernel", .kind = ParamInfo::Kind::Kernel, .help = "kernel file, text rows of numbers or .npy"},
+      {.name = "correlate",
+       .kind = ParamInfo::Kind::Flag,
+       .help = "correlation (as cv::filter2D), not flipped",
+       .defaultValue = "false"},
+      {.name = "mode",
+       .kind = ParamInfo::Kind::Choice,
+       .help = "same (default) | full | valid",
+       .defaultValue = "same",
+       .choices = names(ConvMode{})},
+      {.name = "method",
+       .kind = ParamInfo::Kind::Choice,
+       .help = "direct (default, kernels up to 127) | fft (up to 1024) | auto (the faster, by a cost model "
+               "calibrated on this GPU or CPU once per run)",
+       .defaultValue = "direct",
+       .choices = names(ConvMethod{})},
+  };
+  for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
+  info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
+    const OperationInfo self = convolutionInfo();
+    FilterSpec spec;
+    spec.op = FilterOp::Conv;
+    const auto kernel = values.find("kernel");
+    if (kernel == values.end())
+      throw std::invalid_argument("the kernel parameter is required: " + self.param("kernel")->help);
+    spec.kernel = parseKernelText(kernel->second);
+    spec.correlate = flagParam(values, *self.param("correlate"));
+    spec.mode = parseEnumOrThrow<ConvMode>(choiceParam(values, *self.param("mode")));
+    spec.method = parseEnumOrThrow<ConvMethod>(choiceParam(values, *self.param("method")));
+    spec.border = borderFromParams(values);
+    return makeFilter(spec);
+  };
+  return info;
+}
+
+std::string ConvMethodFilter::describe() const {
+  return describeConvolution(spec_.kernel, spec_.correlate, spec_.mode, spec_.border, spec_.method);
+}
+
+ParamValues ConvMethodFilter::params() const {
+  return convolutionParams(spec_.kernel, spec_.correlate, spec_.mode, spec_.border, spec_.method);
+}
+
+std::string ConvMethodFilter::method() const { return std::string(toString(spec_.method)); }
+
+std::string ConvMethodFilter::methodUsed(Side side) const {
+  const std::optional<ConvAlgorithm> choice = side == Side::Gpu ? lastGpuChoice() : lastCpuChoice();
+  return choice ? std::string(toString(*choice)) : method();
+}
+
+std::string ConvMethodFilter::methodNote(Side side) const {
+  if (spec_.method != ConvMethod::Auto) return {};
+  if (!directPossible()) return "kernels above " + std::to_string(Conv2D::kMaxKernelSize) + " always take the fft";
+  const std::optional<ConvCostModel> model = side == Side::Gpu ? gpuModel(lastGpuDevice_.load()) : cpuModel();
+  return model ? "cost model: " + model->describe() : std::string();
+}
+
+ImageShape ConvMethodFilter::outputShape(const ImageShape& in) const {
+  return direct_ ? direct_->outputShape(in) : fft_.outputShape(in);
+}
+
+int ConvMethodFilter::convolvedChannels(const ImageShape& in) const noexcept {
+  const bool alpha = in.type == PixelType::U8 && in.channels == 4 && spec_.mode == ConvMode::Same;
+  return alpha ? 3 : in.channels;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing
+
+ConvAlgorithm ConvMethodFilter::chooseGpu(GpuContext& gpu, const ImageShape& in) {
+  if (spec_.method == ConvMethod::Fft || !direct_) return ConvAlgorithm::Fft;
+  const ConvCostModel model = pinnedGpu_ ? *pinnedGpu_ : gpuConvCostModel(gpu);
+  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in));
+}
+
+ConvAlgorithm ConvMethodFilter::chooseCpu(const ImageShape& in) const {
+  if (spec_.method == ConvMethod::Fft || !direct_) return ConvAlgorithm::Fft;
+  const ConvCostModel model = pinnedCpu_ ? *pinnedCpu_ : cpuConvCostModel();
+  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in));
+}
+
+std::optional<ConvAlgorithm> ConvMethodFilter::lastGpuChoice() const noexcept { return decodeChoice(lastGpu_.load()); }
+std::optional<ConvAlgorithm> ConvMethodFilter::lastCpuChoice() const noexcept { return decodeChoice(lastCpu_.load()); }
+
+std::optional<ConvCostModel> ConvMethodFilter::gpuModel(int device) const {
+  if (spec_.method != ConvMethod::Auto) return std::nullopt;
+  if (pinnedGpu_) return pinnedGpu_;
+  return cachedGpuConvCostModel(device);
+}
+
+std::optional<ConvCostModel> ConvMethodFilter::cpuModel() const {
+  if (spec_.method != ConvMethod::Auto) return std::nullopt;
+  if (pinnedCpu_) return pinnedCpu_;
+  return cachedCpuConvCostModel();
+}
+
+void ConvMethodFilter::pinGpuModel(const ConvCostModel& model) {
+  if (!model.calibrated()) throw std::invalid_argument("an uncalibrated cost model cannot choose a method");
+  pinnedGpu_ = model;
+}
+
+void ConvMethodFilter::pinCpuModel(const ConvCostModel& model) {
+  if (!model.calibrated()) throw std::invalid_argument("an uncalibrated cost model cannot choose a method");
+  pinnedCpu_ = model;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU
+
+double ConvMethodFilter::prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
+  if (in.empty()) throw std::invalid_argument("convolution needs a non-empty device image");
+  const Stopwatch watch;
+  if (chooseGpu(gpu, shapeOf(in)) == ConvAlgorithm::Fft) {
+    fft_.prepare(gpu, in, out);
+  } else {
+    direct_->runGpu(gpu, in, out);  // sizes `out`, uploads large weights once
+    gpu.synchronize();
+  }
+  return watch.elapsedMs();
+}
+
+void ConvMethodFilter::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
+  if (in.empty()) throw std::invalid_argument("convolution needs a non-empty device image");
+  if (spec_.method == ConvMethod::Auto && &in == &out)
+    throw std::invalid_argument(
+        "the auto convolution method cannot run in place (it may choose direct); give it a separate output image");
+  const ConvAlgorithm algorithm = chooseGpu(gpu, shapeOf(in));
+  if (algorithm == ConvAlgorithm::Fft)
+    fft_.runGpu(gpu, in, out);
+  else
+    direct_->runGpu(gpu, in, out);
+  lastGpu_.store(static_cast<int>(algorithm));
+  lastGpuDevice_.store(gpu.device());
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU
+
+double ConvMethodFilter::prepareCpu(const ImageShape& in) {
+  const Stopwatch watch;
+  (void)outputShape(in);  // a shape the filter cannot take throws here, not in the timed run
+  (void)chooseCpu(in);
+  return watch.elapsedMs();
+}
+
+Image ConvMethodFilter::runCpu(const Image& in, const CpuControl& control) const {
+  if (in.empty()) throw std::invalid_argument("convolution needs a non-empty image");
+  const ConvAlgorithm algorithm = chooseCpu(shapeOf(in));
+  Image out = algorithm == ConvAlgorithm::Fft ? fft_.runCpu(in, control) : direct_->runCpu(in, control);
+  lastCpu_.store(static_cast<int>(algorithm));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Naive reference
+
+Image ConvMethodFilter::runReference(const Image& in) const {
+  if (in.empty()) throw std::invalid_argument("convolution needs a non-empty image");
+  if (direct_) return direct_->runReference(in);
+  switch (in.type()) {
+    case PixelType::U8:
+      return referenceTyped<std::uint8_t>(in);
+    case PixelType::F32:
+      return referenceTyped<float>(in);
+    case PixelType::F64:
+      return referenceTyped<double>(in);
+  }
+  throw std::invalid_argument("convolution takes u8, f32 and f64 images");
+}
+
+// Conv2D::runReference's formula for kernels it cannot take: scipy's definition, literally, in double.
+template <class T>
+Image ConvMethodFilter::referenceTyped(const Image& in) const {
+  const ImageShape os = outputShape(shapeOf(in));
+  Image out(os.width, os.height, os.channels, os.type);
+  const Kernel2D& k = spec_.kernel;
+  const int kw = k.width, kh = k.height, w = in.width(), h = in.height();
+  const int startX = fullOffset(spec_.mode, kw), startY = fullOffset(spec_.mode, kh);
+  const double fill = static_cast<double>(toSample<T>(spec_.border.value));
+  const BorderMode border = spec_.border.mode;
+  auto coefficient = [&](int n, int m) { return spec_.correlate ? k.at(kw - 1 - n, kh - 1 - m) : k.at(n, m); };
+  const int planes = convolvedChannels(shapeOf(in));
+  for (int c = 0; c < in.channels(); ++c)
+    for (int y = 0; y < os.height; ++y)
+      for (int x = 0; x < os.width; ++x) {
+        if (c >= planes) {
+          out.at<T>(x, y, c) = in.at<T>(x, y, c);
+          continue;
+        }
+        // full(i, j) = sum_{m, n} k(m, n) * in(i - m, j - n), at i = y + startY, j = x + startX.
+        double sum = 0.0;
+        for (int m = 0; m < kh; ++m) {
+          const int yi = borderIndex(y + startY - m, h, border);
+          for (int n = 0; n < kw; ++n) {
+            const int xi = borderIndex(x + startX - n, w, border);
+            const double v = yi < 0 || xi < 0 ? fill : static_cast<double>(in.at<T>(xi, yi, c));
+            sum += coefficient(n, m) * v;
+          }
+        }
+        out.at<T>(x, y, c) = toSample<T>(sum);
+      }
+  return out;
+}
+
+}  // namespace gpulab

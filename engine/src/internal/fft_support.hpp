@@ -1,0 +1,102 @@
+// Engine-private helpers shared by the FFT filter and FFT convolution: host sample access, OpenCV
+// views of host images, device buffer growth and CPU run control.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <opencv2/core.hpp>
+
+#include "gpulab/core/buffers.hpp"
+#include "gpulab/core/image.hpp"
+#include "gpulab/filters/filter.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
+
+namespace gpulab {
+
+/// Sample (x, y, c) of any host image as a double.
+inline double sampleAt(const Image& img, int x, int y, int c) {
+  switch (img.type()) {
+    case PixelType::U8:
+      return img.at<std::uint8_t>(x, y, c);
+    case PixelType::F32:
+      return img.at<float>(x, y, c);
+    case PixelType::F64:
+      return img.at<double>(x, y, c);
+  }
+  return 0;
+}
+
+/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated, NaN as 0.
+inline void storeSample(Image& img, int x, int y, int c, double v) {
+  switch (img.type()) {
+    case PixelType::U8:
+      img.at<std::uint8_t>(x, y, c) =
+          static_cast<std::uint8_t>(std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 255.0));
+      return;
+    case PixelType::F32:
+      img.at<float>(x, y, c) = static_cast<float>(v);
+      return;
+    case PixelType::F64:
+      img.at<double>(x, y, c) = v;
+      return;
+  }
+}
+
+/// OpenCV type of a host image's samples with its channel count.
+inline int cvTypeOf(const Image& img) {
+  switch (img.type()) {
+    case PixelType::U8:
+      return CV_8UC(img.channels());
+    case PixelType::F32:
+      return CV_32FC(img.channels());
+    case PixelType::F64:
+      return CV_64FC(img.channels());
+  }
+  return -1;
+}
+
+/// A cv::Mat header over the image's pixels (no copy). OpenCV only reads through it when the image is const.
+inline cv::Mat matView(const Image& img) {
+  return cv::Mat(img.height(), img.width(), cvTypeOf(img), const_cast<std::byte*>(img.data()), img.rowBytes());
+}
+inline cv::Mat matView(Image& img) {
+  return cv::Mat(img.height(), img.width(), cvTypeOf(img), img.data(), img.rowBytes());
+}
+
+/// Channel c of `img` as a one-channel Mat of `depth` (CV_32F or CV_64F).
+inline cv::Mat channelMat(const Image& img, int c, int depth) {
+  cv::Mat plane, converted;
+  cv::extractChannel(matView(img), plane, c);
+  plane.convertTo(converted, depth);
+  return converted;
+}
+
+/// Writes a one-channel float Mat into channel c of `img`: u8 through OpenCV's saturate_cast
+/// (round to nearest even, saturate), which matches storeSample.
+inline void storeChannel(const cv::Mat& values, Image& img, int c) {
+  cv::Mat converted;
+  values.convertTo(converted, CV_MAKETYPE(CV_MAT_DEPTH(cvTypeOf(img)), 1));
+  cv::Mat view = matView(img);
+  cv::insertChannel(converted, view, c);
+}
+
+/// Grows `buffer` to at least `bytes`, first waiting for `stream` (work queued on it may still use
+/// the old allocation). Growth happens on the first call of a shape, never on the per-frame path.
+inline void growDeviceBuffer(DeviceBuffer& buffer, std::size_t bytes, cudaStream_t stream) {
+  if (buffer.size() >= bytes) return;
+  GPULAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  buffer.reserve(bytes);
+}
+
+inline void throwIfCancelled(const CpuControl& control) {
+  if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw OperationCancelled();
+}
+
+inline void reportProgress(const CpuControl& control, double fraction) {
+  if (control.progress) control.progress(fraction);
+}
+
+}  // namespace gpulab

@@ -1,0 +1,39 @@
+// The engine's public vocabulary as the kernels spell it: typed plane views of device images and the
+// enums the launchers take. Engine-private: front ends never see a kernels type.
+#pragma once
+
+#include <cstddef>
+
+#include "gpulab/core/border.hpp"
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/kernels/border.cuh"
+#include "gpulab/kernels/plane.cuh"
+
+namespace gpulab {
+
+/// Plane c of `image` as a kernel view; T must match image.type().
+template <class T>
+kernels::Plane<T> planeOf(DeviceImage& image, int c) {
+  return {reinterpret_cast<T*>(image.planeData(c)), image.width(), image.height(), image.pitch()};
+}
+template <class T>
+kernels::Plane<const T> planeOf(const DeviceImage& image, int c) {
+  return {reinterpret_cast<const T*>(image.planeData(c)), image.width(), image.height(), image.pitch()};
+}
+/// All planes as one view of height * channels rows (plane c starts at row c * height).
+template <class T>
+kernels::Plane<T> stackOf(DeviceImage& image) {
+  return {reinterpret_cast<T*>(image.planeData(0)), image.width(), image.height(), image.pitch()};
+}
+
+static_assert(static_cast<int>(kernels::BorderMode::Reflect101) == static_cast<int>(BorderMode::Reflect101) &&
+              static_cast<int>(kernels::BorderMode::Reflect) == static_cast<int>(BorderMode::Reflect) &&
+              static_cast<int>(kernels::BorderMode::Replicate) == static_cast<int>(BorderMode::Replicate) &&
+              static_cast<int>(kernels::BorderMode::Wrap) == static_cast<int>(BorderMode::Wrap) &&
+              static_cast<int>(kernels::BorderMode::Constant) == static_cast<int>(BorderMode::Constant));
+constexpr kernels::BorderMode toKernel(BorderMode mode) noexcept { return static_cast<kernels::BorderMode>(mode); }
+
+/// kernels::borderIndex for the public mode: where coordinate i of an axis of n samples reads.
+inline int borderIndex(int i, int n, BorderMode mode) { return kernels::borderIndex(i, n, toKernel(mode)); }
+
+}  // namespace gpulab

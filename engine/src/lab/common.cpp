@@ -1,0 +1,613 @@
+// The lab's shared parts: names, size lists, records as CSV, crossovers, validation and dispatch,
+// and the helpers of lab_detail.hpp.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <opencv2/core.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "gpulab/core/device.hpp"
+#include "gpulab/kernels/cuda_check.hpp"  // OutOfDeviceMemory
+#include "internal/lab_detail.hpp"
+#include "internal/memory_format.hpp"
+
+namespace gpulab::lab {
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+std::size_t dtypeSize(DType type) { return type == DType::F32 ? 4 : 8; }
+
+namespace {
+constexpr Experiment kExperiments[] = {Experiment::Matmul, Experiment::Transpose, Experiment::Transfer,
+                                       Experiment::Elementwise, Experiment::Reduce};
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) {
+    if (!text.empty()) text += ", ";
+    text += n;
+  }
+  return text;
+}
+}  // namespace
+
+std::vector<std::string> implNames(Experiment experiment) {
+  switch (experiment) {
+    case Experiment::Matmul:
+      return {"cpu_blas", "gpu_naive", "gpu_tiled", "gpu_regblock", "cublas"};
+    case Experiment::Transpose:
+      return {"cpu", "gpu_naive", "gpu_tiled", "gpu_tiled_padded"};
+    case Experiment::Transfer:
+      return {"pageable", "pinned", "copy_every_iteration", "upload_once"};
+    case Experiment::Elementwise:
+    case Experiment::Reduce:
+      return {"cpu", "gpu"};
+  }
+  return {};
+}
+
+bool isGpuImpl(Experiment experiment, std::string_view impl) {
+  if (experiment == Experiment::Transfer) return true;
+  return impl.substr(0, 3) != "cpu";
+}
+
+std::vector<std::string> variantNames(Experiment experiment) {
+  switch (experiment) {
+    case Experiment::Elementwise:
+      return {"x*x+2*y", "a*x+y"};
+    case Experiment::Reduce:
+      return {"sum", "mean", "std", "min", "max"};
+    case Experiment::Transfer:
+      return {"h2d", "d2h", "pattern"};
+    case Experiment::Matmul:
+    case Experiment::Transpose:
+      return {};
+  }
+  return {};
+}
+
+namespace {
+std::vector<SizePoint> doubling(std::int64_t from, std::int64_t to, std::int64_t factor) {
+  std::vector<SizePoint> points;
+  for (std::int64_t v = from; v <= to; v *= factor) points.push_back({v});
+  return points;
+}
+}  // namespace
+
+std::vector<SizePoint> defaultSizes(Experiment experiment) {
+  switch (experiment) {
+    case Experiment::Matmul:
+      return doubling(32, 4096, 2);
+    case Experiment::Transpose:
+      return doubling(256, 8192, 2);
+    case Experiment::Transfer:
+      return doubling(std::int64_t{4} << 10, std::int64_t{256} << 20, 4);
+    case Experiment::Elementwise:
+    case Experiment::Reduce:
+      return doubling(std::int64_t{1} << 10, std::int64_t{64} << 20, 4);
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size lists
+
+namespace {
+
+constexpr std::int64_t kLargestSize = std::int64_t{1} << 50;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+[[noreturn]] void badSize(std::string_view token, const std::string& why) {
+  throw std::invalid_argument("size '" + std::string(token) + "' " + why);
+}
+
+/// "4096", "64K", "1M", "2G" (powers of 1024).
+std::int64_t parseScalar(std::string_view token) {
+  std::string_view digits = trim(token);
+  if (digits.empty()) badSize(token, "is empty");
+  if (digits.front() == '-') badSize(token, "is negative: sizes start at 1");
+  std::int64_t multiplier = 1;
+  switch (digits.back()) {
+    case 'k':
+    case 'K':
+      multiplier = std::int64_t{1} << 10;
+      break;
+    case 'm':
+    case 'M':
+      multiplier = std::int64_t{1} << 20;
+      break;
+    case 'g':
+    case 'G':
+      multiplier = std::int64_t{1} << 30;
+      break;
+    default:
+      break;
+  }
+  if (multiplier != 1) digits.remove_suffix(1);
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error == std::errc::result_out_of_range) badSize(token, "is too large");
+  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty())
+    badSize(token, "is not a whole number (sizes look like 4096, 64K, 1M, 33x100x7 or 32..4096)");
+  if (value < 1) badSize(token, "is zero: sizes start at 1");
+  if (value > kLargestSize / multiplier) badSize(token, "is too large");
+  return value * multiplier;
+}
+
+}  // namespace
+
+std::vector<SizePoint> parseSizeList(std::string_view text) {
+  std::vector<SizePoint> points;
+  if (trim(text).empty()) throw std::invalid_argument("the size list is empty");
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view token = trim(text.substr(start, comma - start));
+    start = comma + 1;
+    if (token.empty()) throw std::invalid_argument("the size list '" + std::string(text) + "' has an empty entry");
+    if (const std::size_t dots = token.find(".."); dots != std::string_view::npos) {
+      const std::int64_t from = parseScalar(token.substr(0, dots));
+      const std::int64_t to = parseScalar(token.substr(dots + 2));
+      if (from > to) badSize(token, "runs backwards: write the smaller size first");
+      int count = 0;
+      for (std::int64_t v = from; v <= to; v *= 2) {
+        if (++count > 64) badSize(token, "has more than 64 points");
+        points.push_back({v});
+        if (v > to / 2) break;
+      }
+    } else if (token.find_first_of("xX") != std::string_view::npos) {
+      SizePoint dims;
+      std::size_t partStart = 0;
+      while (partStart <= token.size()) {
+        const std::size_t x = std::min(token.find_first_of("xX", partStart), token.size());
+        dims.push_back(parseScalar(token.substr(partStart, x - partStart)));
+        partStart = x + 1;
+      }
+      if (dims.size() > 3) badSize(token, "has more than three dimensions");
+      points.push_back(std::move(dims));
+    } else {
+      points.push_back({parseScalar(token)});
+    }
+    if (comma == text.size()) break;
+  }
+  return points;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+namespace {
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+std::string sizesText(const std::vector<std::int64_t>& sizes) {
+  std::string text;
+  for (std::int64_t s : sizes) {
+    if (!text.empty()) text += 'x';
+    text += std::to_string(s);
+  }
+  return text;
+}
+}  // namespace
+
+std::string csvHeader() {
+  return "op,variant,impl,dtype,sizes,size,params,gpu,with_copies,median_ms,min_ms,max_ms,reps,upload_ms,"
+         "download_ms,end_to_end_ms,gflops,gbps,ceiling,ceiling_name,ceiling_how,percent_of_ceiling,relative_error,"
+         "note";
+}
+
+std::string toCsvRow(const Record& r) {
+  std::string row;
+  auto add = [&row](const std::string& field) {
+    if (!row.empty()) row += ',';
+    row += field;
+  };
+  add(csvField(r.experiment));
+  add(csvField(r.variant));
+  add(csvField(r.impl));
+  add(csvField(r.dtype));
+  add(sizesText(r.sizes));
+  add(number(r.size));
+  add(csvField(r.params));
+  add(r.gpu ? "1" : "0");
+  add(r.withCopies ? "1" : "0");
+  for (double v : {r.medianMs, r.minMs, r.maxMs}) add(number(v));
+  add(std::to_string(r.reps));
+  for (double v : {r.uploadMs, r.downloadMs, r.endToEndMs(), r.gflops, r.gbps, r.ceiling}) add(number(v));
+  add(csvField(r.ceilingName));
+  add(csvField(r.ceilingHow));
+  add(number(r.percentOfCeiling()));
+  add(r.relativeError >= 0 ? number(r.relativeError) : "");
+  add(csvField(r.note));
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Crossovers
+
+namespace {
+
+std::string sizeWords(double size, const std::string& experiment) {
+  if (experiment == "transfer") return bytesText(static_cast<std::size_t>(size));
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f", size);
+  return text;
+}
+
+}  // namespace
+
+std::string Crossover::sentence() const {
+  std::string subject = dtype + " " + experiment + (variant.empty() ? "" : " " + variant) + ": " + gpuImpl +
+                        (endToEnd ? " (with copies)" : " (compute only)");
+  const std::string from = sizeWords(smallestSize, experiment);
+  const std::string to = sizeWords(largestSize, experiment);
+  switch (outcome) {
+    case Outcome::Always:
+      return subject + " is faster than " + cpuImpl + " at every size measured, " + from + " to " + to + ".";
+    case Outcome::Never:
+      return subject + " does not beat " + cpuImpl + " up to the largest size measured, " + to + ".";
+    case Outcome::At:
+      return subject + " beats " + cpuImpl + " from size " + sizeWords(firstWinningSize, experiment) +
+             " on; the curves cross near " + sizeWords(estimatedSize, experiment) + " (between " +
+             sizeWords(lastLosingSize, experiment) + " and " + sizeWords(firstWinningSize, experiment) + ").";
+  }
+  return subject;
+}
+
+std::vector<Crossover> findCrossovers(const std::vector<Record>& records) {
+  using Group = std::tuple<std::string, std::string, std::string>;  // experiment, variant, dtype
+  // group -> impl -> size -> time
+  std::map<Group, std::map<std::string, std::map<double, double>>> cpu, gpuCompute, gpuEnd, gpuWithCopies;
+  std::vector<Group> order;
+  for (const Record& r : records) {
+    const Group g{r.experiment, r.variant, r.dtype};
+    if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
+    if (!r.gpu)
+      cpu[g][r.impl][r.size] = r.medianMs;
+    else if (r.withCopies)
+      gpuWithCopies[g][r.impl][r.size] = r.medianMs;
+    else {
+      gpuCompute[g][r.impl][r.size] = r.medianMs;
+      gpuEnd[g][r.impl][r.size] = r.endToEndMs();
+    }
+  }
+
+  std::vector<Crossover> result;
+  for (const Group& g : order) {
+    if (!cpu.count(g) || !gpuCompute.count(g)) continue;
+    for (const auto& [gpuImpl, computeTimes] : gpuCompute[g]) {
+      for (bool endToEnd : {false, true}) {
+        std::map<double, double> gpuTimes = endToEnd ? gpuEnd[g][gpuImpl] : computeTimes;
+        if (endToEnd)
+          for (const auto& [size, ms] : gpuWithCopies[g][gpuImpl]) gpuTimes[size] = ms;  // measured whole: better
+        for (const auto& [cpuImpl, cpuTimes] : cpu[g]) {
+          std::vector<std::tuple<double, double, double>> common;  // size, gpu, cpu
+          for (const auto& [size, ms] : gpuTimes)
+            if (auto it = cpuTimes.find(size); it != cpuTimes.end()) common.emplace_back(size, ms, it->second);
+          if (common.empty()) continue;
+          Crossover c;
+          std::tie(c.experiment, c.variant, c.dtype) = g;
+          c.cpuImpl = cpuImpl;
+          c.gpuImpl = gpuImpl;
+          c.endToEnd = endToEnd;
+          c.smallestSize = std::get<0>(common.front());
+          c.largestSize = std::get<0>(common.back());
+          // The first index from which the GPU wins at every larger size.
+          std::size_t first = common.size();
+          while (first > 0 && std::get<1>(common[first - 1]) < std::get<2>(common[first - 1])) --first;
+          if (first == common.size()) {
+            c.outcome = Crossover::Outcome::Never;
+          } else if (first == 0) {
+            c.outcome = Crossover::Outcome::Always;
+          } else {
+            c.outcome = Crossover::Outcome::At;
+            const auto [x0, g0, c0] = common[first - 1];
+            const auto [x1, g1, c1] = common[first];
+            c.lastLosingSize = x0;
+            c.firstWinningSize = x1;
+            // log(gpu/cpu) is >= 0 at x0 and < 0 at x1; find its zero on log-log axes.
+            const double r0 = std::log(std::max(g0, 1e-12) / std::max(c0, 1e-12));
+            const double r1 = std::log(std::max(g1, 1e-12) / std::max(c1, 1e-12));
+            const double t = r0 - r1 > 0 ? r0 / (r0 - r1) : 1.0;
+            c.estimatedSize = std::exp(std::log(x0) + t * (std::log(x1) - std::log(x0)));
+          }
+          result.push_back(c);
+        }
+      }
+    }
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests: validation and dispatch
+
+namespace detail {
+
+std::vector<std::string> selectedImpls(const LabRequest& request) {
+  const std::vector<std::string> all = implNames(request.experiment);
+  std::vector<std::string> chosen;
+  if (request.impls.empty()) {
+    const bool gpu = cudaAvailable();
+    for (const std::string& name : all)
+      if (gpu || !isGpuImpl(request.experiment, name)) chosen.push_back(name);
+    return chosen;
+  }
+  for (const std::string& name : request.impls)
+    if (std::find(all.begin(), all.end(), name) == all.end())
+      throw std::invalid_argument("unknown implementation '" + name + "' for " +
+                                  std::string(toString(request.experiment)) + ": choose from " + joined(all));
+  for (const std::string& name : all)
+    if (std::find(request.impls.begin(), request.impls.end(), name) != request.impls.end()) chosen.push_back(name);
+  return chosen;
+}
+
+std::vector<std::string> selectedVariants(const LabRequest& request) {
+  const std::vector<std::string> all = variantNames(request.experiment);
+  if (request.variants.empty()) return all;
+  if (all.empty())
+    throw std::invalid_argument(std::string(toString(request.experiment)) + " has no variants to choose");
+  for (const std::string& name : request.variants)
+    if (std::find(all.begin(), all.end(), name) == all.end())
+      throw std::invalid_argument("unknown " + std::string(toString(request.experiment)) + " variant '" + name +
+                                  "': choose from " + joined(all));
+  std::vector<std::string> chosen;
+  for (const std::string& name : all)
+    if (std::find(request.variants.begin(), request.variants.end(), name) != request.variants.end())
+      chosen.push_back(name);
+  return chosen;
+}
+
+std::vector<SizePoint> pointsOf(const LabRequest& request) {
+  return request.points.empty() ? defaultSizes(request.experiment) : request.points;
+}
+
+TimingOptions timingOf(const LabRequest& request) { return {request.warmup, request.reps}; }
+
+std::vector<std::size_t> vectorSizes(const LabRequest& request, std::int64_t limit, const char* unit) {
+  std::vector<std::size_t> sizes;
+  for (const SizePoint& p : pointsOf(request)) {
+    if (p.size() != 1)
+      throw std::invalid_argument(std::string(toString(request.experiment)) + " sizes are single numbers of " + unit +
+                                  ", not " + std::to_string(p.size()) + " dimensions");
+    if (p[0] < 1 || p[0] > limit)
+      throw std::invalid_argument(std::string(toString(request.experiment)) + " size " + std::to_string(p[0]) +
+                                  " is out of range: 1 to " + std::to_string(limit) + " " + unit);
+    sizes.push_back(static_cast<std::size_t>(p[0]));
+  }
+  return sizes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweep
+
+void Sweep::checkCancel() const {
+  if (control_.cancel != nullptr && control_.cancel->load()) throw OperationCancelled();
+}
+
+void Sweep::emit(const Record& record) {
+  records_.push_back(record);
+  if (sink_) sink_(record);
+}
+
+void Sweep::stepDone() {
+  ++doneSteps_;
+  if (control_.progress) control_.progress(std::min(1.0, static_cast<double>(doneSteps_) / totalSteps_));
+  checkCancel();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+std::size_t availableHostMemory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return std::numeric_limits<std::size_t>::max();
+}
+
+void requireHostMemory(std::size_t bytes, const std::string& what) {
+  const std::size_t available = availableHostMemory();
+  if (bytes > available)
+    throw std::runtime_error(what + " needs " + formatBytes(bytes) + " of host memory; " + formatBytes(available) +
+                             " is available");
+}
+
+void requireDeviceMemory(std::size_t bytes, const std::string& what) {
+  const MemoryUsage usage = deviceMemory();
+  if (bytes > usage.free) throw OutOfDeviceMemory(outOfMemoryMessage(what, bytes));
+}
+
+void HostArray::reserve(std::size_t bytes, bool pinned) {
+  if (pinned != pinned_) {
+    pinnedBuffer_.reset();
+    plain_ = {};
+    pinned_ = pinned;
+  }
+  if (pinned)
+    pinnedBuffer_.reserve(bytes);
+  else if (plain_.size() * sizeof(double) < bytes)
+    plain_.resize((bytes + sizeof(double) - 1) / sizeof(double));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs, CPU threads, GPU helpers
+
+template <class T>
+void fillRandom(T* data, std::size_t count, std::uint64_t seed) {
+  // splitmix64 of (seed, index): independent of thread count and order.
+  parallelFor(count, std::size_t{1} << 16, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      data[i] = static_cast<T>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);
+    }
+  });
+}
+template void fillRandom<float>(float*, std::size_t, std::uint64_t);
+template void fillRandom<double>(double*, std::size_t, std::uint64_t);
+
+int cpuThreadCount() { return std::max(1, cv::getNumThreads()); }
+
+void parallelFor(std::size_t count, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
+  if (count == 0) return;
+  const std::size_t threads = static_cast<std::size_t>(cpuThreadCount());
+  std::size_t stripes = std::min(threads * 4, (count + grain - 1) / std::max<std::size_t>(grain, 1));
+  if (stripes <= 1) {
+    body(0, count);
+    return;
+  }
+  const std::size_t per = (count + stripes - 1) / stripes;
+  stripes = (count + per - 1) / per;
+  cv::parallel_for_(
+      cv::Range(0, static_cast<int>(stripes)),
+      [&](const cv::Range& range) {
+        for (int s = range.start; s < range.end; ++s) {
+          const std::size_t begin = static_cast<std::size_t>(s) * per;
+          body(begin, std::min(count, begin + per));
+        }
+      },
+      static_cast<double>(stripes));
+}
+
+std::string gpuUnavailableReason() {
+  const DeviceReport report = queryDevices();
+  return report.available() ? std::string() : report.status;
+}
+
+void applyCopyCeiling(Record& record, const CopyCeiling& ceiling, std::size_t workingSetBytes) {
+  record.ceiling = ceiling.gbps;
+  record.ceilingName = "DRAM copy";
+  record.ceilingHow = ceiling.how();
+  if (!record.withCopies && fitsInL2(workingSetBytes, ceiling.l2Bytes)) record.note = kInL2Note;
+}
+
+void setTimes(Record& record, const Stats& stats) {
+  record.medianMs = stats.medianMs;
+  record.minMs = stats.minMs;
+  record.maxMs = stats.maxMs;
+  record.reps = stats.reps;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Public entry points
+
+MemoryNeed memoryNeed(const LabRequest& request) {
+  switch (request.experiment) {
+    case Experiment::Matmul:
+      return detail::matmulMemory(request);
+    case Experiment::Transpose:
+      return detail::transposeMemory(request);
+    case Experiment::Transfer:
+      return detail::transferMemory(request);
+    case Experiment::Elementwise:
+      return detail::elementwiseMemory(request);
+    case Experiment::Reduce:
+      return detail::reduceMemory(request);
+  }
+  return {};
+}
+
+void validate(const LabRequest& request) {
+  if (request.reps < 1 || request.reps > 100000)
+    throw std::invalid_argument("repetitions must be 1 to 100000, got " + std::to_string(request.reps));
+  if (request.warmup < 0 || request.warmup > 1000)
+    throw std::invalid_argument("warm-up runs must be 0 to 1000, got " + std::to_string(request.warmup));
+  if (request.iterations < 1 || request.iterations > 100000)
+    throw std::invalid_argument("iterations must be 1 to 100000, got " + std::to_string(request.iterations));
+  const std::vector<std::string> impls = detail::selectedImpls(request);
+  detail::selectedVariants(request);
+  switch (request.experiment) {
+    case Experiment::Matmul:
+      detail::validateMatmul(request);
+      break;
+    case Experiment::Transpose:
+      detail::validateTranspose(request);
+      break;
+    case Experiment::Transfer:
+      detail::validateTransfer(request);
+      break;
+    case Experiment::Elementwise:
+      detail::validateElementwise(request);
+      break;
+    case Experiment::Reduce:
+      detail::validateReduce(request);
+      break;
+  }
+
+  const std::string experiment(toString(request.experiment));
+  if (impls.empty())
+    throw std::runtime_error("the " + experiment +
+                             " experiment runs on the GPU only: " + detail::gpuUnavailableReason());
+  bool anyGpu = false;
+  for (const std::string& impl : impls) {
+    const bool gpu = isGpuImpl(request.experiment, impl);
+    anyGpu = anyGpu || gpu;
+    if (gpu && !cudaAvailable())
+      throw std::runtime_error(impl + " needs a CUDA device: " + detail::gpuUnavailableReason());
+  }
+  const MemoryNeed need = memoryNeed(request);
+  detail::requireHostMemory(need.hostBytes, "the largest " + experiment + " point");
+  if (anyGpu) detail::requireDeviceMemory(need.deviceBytes, "the largest " + experiment + " point");
+}
+
+std::vector<Record> runLab(const LabRequest& request, const CpuControl& control, const RecordSink& sink) {
+  validate(request);
+  const std::size_t variants = std::max<std::size_t>(1, detail::selectedVariants(request).size());
+  const std::size_t steps = detail::pointsOf(request).size() * detail::selectedImpls(request).size() * variants;
+  detail::Sweep sweep(control, sink, static_cast<int>(steps));
+  sweep.checkCancel();
+  switch (request.experiment) {
+    case Experiment::Matmul:
+      detail::runMatmul(request, sweep);
+      break;
+    case Experiment::Transpose:
+      detail::runTranspose(request, sweep);
+      break;
+    case Experiment::Transfer:
+      detail::runTransfer(request, sweep);
+      break;
+    case Experiment::Elementwise:
+      detail::runElementwise(request, sweep);
+      break;
+    case Experiment::Reduce:
+      detail::runReduce(request, sweep);
+      break;
+  }
+  if (control.progress) control.progress(1.0);
+  return std::move(sweep.records());
+}
+
+}  // namespace gpulab::lab

@@ -1,0 +1,226 @@
+// Lab: elementwise operations on all CPU cores and on the GPU.
+//
+// The CPU loops must round every product and sum on their own, like the kernels' _rn intrinsics, or
+// a build with -march=native would fuse x*x + 2*y into an FMA and the results would differ.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include "gpulab/lab/elementwise.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "gpulab/core/buffers.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/elementwise.cuh"
+#include "internal/lab_detail.hpp"
+
+namespace gpulab::lab {
+
+namespace {
+
+void validateCount(std::size_t n) {
+  if (n == 0 || n > kMaxVectorElements)
+    throw std::invalid_argument("elementwise size " + std::to_string(n) + " is out of range: 1 to " +
+                                std::to_string(kMaxVectorElements) + " elements");
+}
+
+template <class T>
+void loop(ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t begin, std::size_t end) {
+  if (op == ElementwiseOp::SquarePlusTwice)
+    for (std::size_t i = begin; i < end; ++i) out[i] = x[i] * x[i] + T(2) * y[i];
+  else
+    for (std::size_t i = begin; i < end; ++i) out[i] = a * x[i] + y[i];
+}
+
+template <class T>
+void elementwiseCpu(ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t n) {
+  detail::parallelFor(n, std::size_t{1} << 15,
+                      [&](std::size_t begin, std::size_t end) { loop(op, a, x, y, out, begin, end); });
+}
+
+kernels::ElementwiseOp kernelOp(ElementwiseOp op) {
+  return op == ElementwiseOp::SquarePlusTwice ? kernels::ElementwiseOp::SquarePlusTwice : kernels::ElementwiseOp::Axpy;
+}
+
+}  // namespace
+
+template <class T>
+void elementwiseReference(ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t n) {
+  validateCount(n);
+  loop(op, a, x, y, out, 0, n);
+}
+template void elementwiseReference<float>(ElementwiseOp, float, const float*, const float*, float*, std::size_t);
+template void elementwiseReference<double>(ElementwiseOp, double, const double*, const double*, double*, std::size_t);
+
+// ---------------------------------------------------------------------------------------------
+// ElementwiseLab
+
+struct ElementwiseLab::State {
+  bool gpu = false;
+  std::optional<Stream> stream;
+  DeviceBuffer x, y, out;
+  detail::HostArray hostX, hostY, hostOut;
+  bool filled = false;
+  DType filledType = DType::F32;
+  std::size_t filledCount = 0;
+
+  void requireGpu() const {
+    if (!gpu)
+      throw std::runtime_error("the GPU elementwise kernel needs a CUDA device: " + detail::gpuUnavailableReason());
+  }
+  void reserveDevice(std::size_t bytes) {
+    x.reserve(bytes);
+    y.reserve(bytes);
+    out.reserve(bytes);
+  }
+
+  template <class T>
+  std::vector<Record> measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,
+                              const MeasureOptions& options);
+};
+
+ElementwiseLab::ElementwiseLab() : state_(std::make_unique<State>()) {
+  state_->gpu = cudaAvailable();
+  if (state_->gpu) state_->stream.emplace();
+}
+
+ElementwiseLab::~ElementwiseLab() = default;
+
+bool ElementwiseLab::hasGpu() const noexcept { return state_->gpu; }
+
+template <class T>
+void ElementwiseLab::run(Target target, ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t n) {
+  validateCount(n);
+  if (target == Target::Cpu) {
+    elementwiseCpu(op, a, x, y, out, n);
+    return;
+  }
+  State& s = *state_;
+  s.requireGpu();
+  const std::size_t bytes = n * sizeof(T);
+  s.reserveDevice(bytes);
+  const cudaStream_t cuStream = *s.stream;
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.x.data(), x, bytes, cudaMemcpyHostToDevice, cuStream));
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.y.data(), y, bytes, cudaMemcpyHostToDevice, cuStream));
+  kernels::launchElementwise(kernelOp(op), a, s.x.as<T>(), s.y.as<T>(), s.out.as<T>(), n, cuStream);
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(out, s.out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
+  s.stream->synchronize();
+}
+template void ElementwiseLab::run<float>(Target, ElementwiseOp, float, const float*, const float*, float*, std::size_t);
+template void ElementwiseLab::run<double>(Target, ElementwiseOp, double, const double*, const double*, double*,
+                                          std::size_t);
+
+template <class T>
+std::vector<Record> ElementwiseLab::State::measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,
+                                                   const MeasureOptions& options) {
+  const std::size_t bytes = n * sizeof(T);
+  hostX.reserve(bytes, gpu);
+  hostY.reserve(bytes, gpu);
+  hostOut.reserve(bytes, gpu);
+  if (!filled || filledType != dtype || filledCount != n) {
+    detail::fillRandom(hostX.as<T>(), n, 4);
+    detail::fillRandom(hostY.as<T>(), n, 5);
+    filled = true;
+    filledType = dtype;
+    filledCount = n;
+  }
+  const T* hx = hostX.as<T>();
+  const T* hy = hostY.as<T>();
+  T* hout = hostOut.as<T>();
+  const T a = static_cast<T>(kAxpyA);
+  const TimingOptions timing{options.warmup, options.reps};
+
+  Record r;
+  r.experiment = "elementwise";
+  r.variant = toString(op);
+  r.impl = target == Target::Cpu ? "cpu" : "gpu";
+  r.dtype = toString(dtype);
+  r.sizes = {static_cast<std::int64_t>(n)};
+  r.size = static_cast<double>(n);
+  r.gpu = target == Target::Gpu;
+  std::vector<Record> records;
+  if (!r.gpu) {
+    r.params = "threads=" + std::to_string(detail::cpuThreadCount());
+    detail::setTimes(r, timeHost([&] { elementwiseCpu(op, a, hx, hy, hout, n); }, timing));
+    records.push_back(r);
+  } else {
+    requireGpu();
+    reserveDevice(bytes);
+    const cudaStream_t cuStream = *stream;
+    auto upload = [&] {
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(x.data(), hx, bytes, cudaMemcpyHostToDevice, cuStream));
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(y.data(), hy, bytes, cudaMemcpyHostToDevice, cuStream));
+    };
+    auto compute = [&] { kernels::launchElementwise(kernelOp(op), a, x.as<T>(), y.as<T>(), out.as<T>(), n, cuStream); };
+    auto download = [&] {
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
+    };
+    const Stats up = timeStream(cuStream, upload, timing);
+    const Stats work = timeStream(cuStream, compute, timing);
+    const Stats down = timeStream(cuStream, download, timing);
+    r.params = "pinned host memory";
+    detail::setTimes(r, work);
+    r.uploadMs = up.medianMs;
+    r.downloadMs = down.medianMs;
+    records.push_back(r);
+    if (options.withCopies) {
+      Record whole = r;
+      whole.withCopies = true;
+      detail::setTimes(whole, timeStream(
+                                  cuStream,
+                                  [&] {
+                                    upload();
+                                    compute();
+                                    download();
+                                  },
+                                  timing));
+      records.push_back(whole);
+    }
+  }
+  for (Record& rec : records) rec.gbps = 3.0 * static_cast<double>(bytes) / (rec.medianMs * 1e6);
+  return records;
+}
+
+std::vector<Record> ElementwiseLab::measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,
+                                            const MeasureOptions& options) {
+  validateCount(n);
+  if (target == Target::Gpu) state_->requireGpu();
+  return dtype == DType::F32 ? state_->measure<float>(target, op, dtype, n, options)
+                             : state_->measure<double>(target, op, dtype, n, options);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweep
+
+namespace detail {
+
+void validateElementwise(const LabRequest& request) {
+  vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements");
+}
+
+MemoryNeed elementwiseMemory(const LabRequest& request) {
+  MemoryNeed need;
+  for (std::size_t n : vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements")) {
+    const std::size_t bytes = 3 * n * dtypeSize(request.dtype);
+    need.hostBytes = std::max(need.hostBytes, bytes);
+    need.deviceBytes = std::max(need.deviceBytes, bytes);
+  }
+  return need;
+}
+
+void runElementwise(const LabRequest& request, Sweep& sweep) {
+  ElementwiseLab lab;
+  runVectorSweep(request, sweep, lab, parseEnumOrThrow<ElementwiseOp>, static_cast<std::int64_t>(kMaxVectorElements),
+                 3);
+}
+
+}  // namespace detail
+}  // namespace gpulab::lab

@@ -1,0 +1,403 @@
+// Lab: matrix product on OpenBLAS, three hand-written CUDA kernels and cuBLAS.
+#include "gpulab/lab/matmul.hpp"
+
+#include <cblas.h>
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "gpulab/core/buffers.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/matmul.cuh"
+#include "internal/lab_detail.hpp"
+
+namespace gpulab::lab {
+
+// ---------------------------------------------------------------------------------------------
+// cuBLAS behind RAII: failures become CudaError naming the call and cuBLAS's own words.
+
+namespace {
+
+[[noreturn]] void throwCublasError(const char* call, const char* file, int line, cublasStatus_t status) {
+  throw CudaError(call, file, line, static_cast<int>(status),
+                  std::string(cublasGetStatusName(status)) + ": " + cublasGetStatusString(status));
+}
+
+#define GPULAB_CUBLAS_CHECK(call)                                         \
+  do {                                                                    \
+    const cublasStatus_t gpulab_cublas_status_ = (call);                  \
+    if (gpulab_cublas_status_ != CUBLAS_STATUS_SUCCESS)                   \
+      throwCublasError(#call, __FILE__, __LINE__, gpulab_cublas_status_); \
+  } while (0)
+
+/// One cuBLAS handle bound to one stream. Math mode CUBLAS_DEFAULT_MATH: float32 products are
+/// computed in float32 (no TF32, no BF16x9 emulation) and float64 in float64, like our kernels.
+class CublasHandle {
+ public:
+  CublasHandle() = default;
+  explicit CublasHandle(cudaStream_t stream) {
+    GPULAB_CUBLAS_CHECK(cublasCreate(&handle_));
+    try {
+      GPULAB_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+      GPULAB_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
+    } catch (...) {
+      cublasDestroy(handle_);
+      throw;
+    }
+  }
+  ~CublasHandle() {
+    if (handle_ != nullptr) cublasDestroy(handle_);  // errors while the runtime unloads are fine here
+  }
+  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  CublasHandle& operator=(CublasHandle&& other) noexcept {
+    if (this != &other) {
+      if (handle_ != nullptr) cublasDestroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+
+  cublasHandle_t get() const noexcept { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// Row-major C = A B is column-major C^T = B^T A^T: the row-major buffers already are the
+// column-major B^T (n x k, ld n) and A^T (k x m, ld k), so swap the operands, no transposes.
+void cublasGemm(cublasHandle_t handle, const float* a, const float* b, float* c, const MatmulShape& s) {
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  GPULAB_CUBLAS_CHECK(
+      cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, s.n, a, s.k, &zero, c, s.n));
+}
+void cublasGemm(cublasHandle_t handle, const double* a, const double* b, double* c, const MatmulShape& s) {
+  const double one = 1.0;
+  const double zero = 0.0;
+  GPULAB_CUBLAS_CHECK(
+      cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, s.n, a, s.k, &zero, c, s.n));
+}
+
+void blasGemm(const float* a, const float* b, float* c, const MatmulShape& s) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, c, s.n);
+}
+void blasGemm(const double* a, const double* b, double* c, const MatmulShape& s) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0, a, s.k, b, s.n, 0.0, c, s.n);
+}
+
+std::size_t count(int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+
+std::string shapeText(const MatmulShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Names, shapes, reference
+
+bool isGpu(MatmulImpl impl) { return impl != MatmulImpl::CpuBlas; }
+
+void validate(const MatmulShape& shape) {
+  for (int d : {shape.m, shape.n, shape.k})
+    if (d < 1 || d > kMaxMatmulDim)
+      throw std::invalid_argument("matrix product " + shapeText(shape) + ": every dimension must be 1 to " +
+                                  std::to_string(kMaxMatmulDim));
+}
+
+MatmulShape matmulShape(const SizePoint& point) {
+  auto dim = [](std::int64_t v) { return static_cast<int>(std::min<std::int64_t>(v, kMaxMatmulDim + 1)); };
+  MatmulShape shape;
+  if (point.size() == 1)
+    shape = {dim(point[0]), dim(point[0]), dim(point[0])};
+  else if (point.size() == 3)
+    shape = {dim(point[0]), dim(point[1]), dim(point[2])};
+  else
+    throw std::invalid_argument("matmul sizes are N (square) or MxNxK (A is MxK, B is KxN), not " +
+                                std::to_string(point.size()) + " dimensions");
+  for (std::size_t i = 0; i < point.size(); ++i)
+    if (point[i] < 1 || point[i] > kMaxMatmulDim)
+      throw std::invalid_argument("matmul size " + std::to_string(point[i]) +
+                                  " is out of range: every dimension must be 1 to " + std::to_string(kMaxMatmulDim));
+  return shape;
+}
+
+template <class T>
+std::vector<double> matmulReference(const T* a, const T* b, const MatmulShape& s) {
+  validate(s);
+  std::vector<double> c(count(s.m, s.n), 0.0);
+  // Rows are independent; each element is the same sum in the same order whatever the threads.
+  detail::parallelFor(static_cast<std::size_t>(s.m), 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      double* cRow = c.data() + i * s.n;
+      const T* aRow = a + i * s.k;
+      for (int p = 0; p < s.k; ++p) {
+        const double aip = static_cast<double>(aRow[p]);
+        const T* bRow = b + static_cast<std::size_t>(p) * s.n;
+        for (int j = 0; j < s.n; ++j) cRow[j] += aip * static_cast<double>(bRow[j]);
+      }
+    }
+  });
+  return c;
+}
+template std::vector<double> matmulReference<float>(const float*, const float*, const MatmulShape&);
+template std::vector<double> matmulReference<double>(const double*, const double*, const MatmulShape&);
+
+template <class T>
+double relativeError(const T* c, const double* ref, std::size_t n) {
+  double diff = 0;
+  double norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(c[i]) - ref[i];
+    diff += d * d;
+    norm += ref[i] * ref[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+template double relativeError<float>(const float*, const double*, std::size_t);
+template double relativeError<double>(const double*, const double*, std::size_t);
+
+// ---------------------------------------------------------------------------------------------
+// MatmulLab
+
+struct MatmulLab::State {
+  bool gpu = false;
+  std::optional<Stream> stream;
+  CublasHandle cublas;
+  DeviceBuffer a, b, c;
+  detail::HostArray hostA, hostB, hostC;
+  // What hostA/hostB hold, so a sweep fills each shape once for all implementations.
+  bool filled = false;
+  DType filledType = DType::F32;
+  MatmulShape filledShape;
+  std::vector<double> reference;  // float64 product of the filled inputs, when checked
+
+  template <class T>
+  void launch(MatmulImpl impl, const MatmulShape& s) {
+    const T* da = a.as<T>();
+    const T* db = b.as<T>();
+    T* dc = c.as<T>();
+    switch (impl) {
+      case MatmulImpl::GpuNaive:
+        kernels::launchMatmulNaive(da, db, dc, s.m, s.n, s.k, *stream);
+        break;
+      case MatmulImpl::GpuTiled:
+        kernels::launchMatmulTiled(da, db, dc, s.m, s.n, s.k, *stream);
+        break;
+      case MatmulImpl::GpuRegBlock:
+        kernels::launchMatmulRegBlock(da, db, dc, s.m, s.n, s.k, *stream);
+        break;
+      case MatmulImpl::Cublas:
+        cublasGemm(cublas.get(), da, db, dc, s);
+        break;
+      case MatmulImpl::CpuBlas:
+        throw std::logic_error("cpu_blas is not a GPU implementation");
+    }
+  }
+
+  void requireGpu(MatmulImpl impl) const {
+    if (!gpu)
+      throw std::runtime_error(std::string(toString(impl)) + " needs a CUDA device: " + detail::gpuUnavailableReason());
+  }
+
+  template <class T>
+  std::vector<Record> measure(MatmulImpl impl, DType dtype, const MatmulShape& shape, const MeasureOptions& options);
+
+  template <class T>
+  void reserveDevice(const MatmulShape& s) {
+    a.reserve(count(s.m, s.k) * sizeof(T));
+    b.reserve(count(s.k, s.n) * sizeof(T));
+    c.reserve(count(s.m, s.n) * sizeof(T));
+  }
+};
+
+MatmulLab::MatmulLab() : state_(std::make_unique<State>()) {
+  state_->gpu = cudaAvailable();
+  if (state_->gpu) {
+    state_->stream.emplace();
+    state_->cublas = CublasHandle(*state_->stream);
+  }
+}
+
+MatmulLab::~MatmulLab() = default;
+
+bool MatmulLab::hasGpu() const noexcept { return state_->gpu; }
+
+int MatmulLab::blasThreads() { return openblas_get_num_threads(); }
+
+template <class T>
+void MatmulLab::multiply(MatmulImpl impl, const MatmulShape& shape, const T* a, const T* b, T* c) {
+  validate(shape);
+  if (!isGpu(impl)) {
+    blasGemm(a, b, c, shape);
+    return;
+  }
+  State& s = *state_;
+  s.requireGpu(impl);
+  s.reserveDevice<T>(shape);
+  const cudaStream_t stream = *s.stream;
+  GPULAB_CUDA_CHECK(
+      cudaMemcpyAsync(s.a.data(), a, count(shape.m, shape.k) * sizeof(T), cudaMemcpyHostToDevice, stream));
+  GPULAB_CUDA_CHECK(
+      cudaMemcpyAsync(s.b.data(), b, count(shape.k, shape.n) * sizeof(T), cudaMemcpyHostToDevice, stream));
+  s.launch<T>(impl, shape);
+  GPULAB_CUDA_CHECK(
+      cudaMemcpyAsync(c, s.c.data(), count(shape.m, shape.n) * sizeof(T), cudaMemcpyDeviceToHost, stream));
+  s.stream->synchronize();
+}
+template void MatmulLab::multiply<float>(MatmulImpl, const MatmulShape&, const float*, const float*, float*);
+template void MatmulLab::multiply<double>(MatmulImpl, const MatmulShape&, const double*, const double*, double*);
+
+template <class T>
+std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, const MatmulShape& shape,
+                                              const MeasureOptions& options) {
+  State& s = *this;
+  const std::size_t aBytes = count(shape.m, shape.k) * sizeof(T);
+  const std::size_t bBytes = count(shape.k, shape.n) * sizeof(T);
+  const std::size_t cBytes = count(shape.m, shape.n) * sizeof(T);
+  if (!s.filled || s.filledType != dtype || s.filledShape.m != shape.m || s.filledShape.n != shape.n ||
+      s.filledShape.k != shape.k) {
+    s.hostA.reserve(aBytes, s.gpu);
+    s.hostB.reserve(bBytes, s.gpu);
+    s.hostC.reserve(cBytes, s.gpu);
+    detail::fillRandom(s.hostA.as<T>(), count(shape.m, shape.k), 1);
+    detail::fillRandom(s.hostB.as<T>(), count(shape.k, shape.n), 2);
+    s.filled = true;
+    s.filledType = dtype;
+    s.filledShape = shape;
+    s.reference.clear();
+  }
+  const T* ha = s.hostA.as<T>();
+  const T* hb = s.hostB.as<T>();
+  T* hc = s.hostC.as<T>();
+  const TimingOptions timing{options.warmup, options.reps};
+
+  Record r;
+  r.experiment = "matmul";
+  r.impl = toString(impl);
+  r.dtype = toString(dtype);
+  r.sizes = {shape.m, shape.n, shape.k};
+  r.size =
+      shape.m == shape.n && shape.n == shape.k ? shape.m : std::cbrt(static_cast<double>(shape.m) * shape.n * shape.k);
+  r.gpu = isGpu(impl);
+  std::vector<Record> records;
+
+  if (!r.gpu) {
+    r.params = "threads=" + std::to_string(MatmulLab::blasThreads());
+    detail::setTimes(r, timeHost([&] { blasGemm(ha, hb, hc, shape); }, timing));
+    records.push_back(r);
+  } else {
+    s.requireGpu(impl);
+    s.reserveDevice<T>(shape);
+    const cudaStream_t cuStream = *s.stream;
+    auto upload = [&] {
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.a.data(), ha, aBytes, cudaMemcpyHostToDevice, cuStream));
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.b.data(), hb, bBytes, cudaMemcpyHostToDevice, cuStream));
+    };
+    auto compute = [&] { s.launch<T>(impl, shape); };
+    auto download = [&] {
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(hc, s.c.data(), cBytes, cudaMemcpyDeviceToHost, cuStream));
+    };
+    const Stats up = timeStream(cuStream, upload, timing);
+    const Stats work = timeStream(cuStream, compute, timing);
+    const Stats down = timeStream(cuStream, download, timing);  // leaves the product in hostC
+    r.params = "pinned host memory";
+    detail::setTimes(r, work);
+    r.uploadMs = up.medianMs;
+    r.downloadMs = down.medianMs;
+    records.push_back(r);
+    if (options.withCopies) {
+      Record whole = r;
+      whole.withCopies = true;
+      detail::setTimes(whole, timeStream(
+                                  cuStream,
+                                  [&] {
+                                    upload();
+                                    compute();
+                                    download();
+                                  },
+                                  timing));
+      records.push_back(whole);
+    }
+  }
+
+  if (options.check) {
+    if (s.reference.empty()) s.reference = matmulReference(ha, hb, shape);
+    for (Record& rec : records) rec.relativeError = relativeError(hc, s.reference.data(), count(shape.m, shape.n));
+  }
+  for (Record& rec : records) rec.gflops = shape.flops() / (rec.medianMs * 1e6);
+  return records;
+}
+
+std::vector<Record> MatmulLab::measure(MatmulImpl impl, DType dtype, const MatmulShape& shape,
+                                       const MeasureOptions& options) {
+  validate(shape);
+  if (isGpu(impl)) state_->requireGpu(impl);
+  return dtype == DType::F32 ? state_->measure<float>(impl, dtype, shape, options)
+                             : state_->measure<double>(impl, dtype, shape, options);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweep
+
+namespace detail {
+
+void validateMatmul(const LabRequest& request) {
+  for (const SizePoint& p : pointsOf(request)) matmulShape(p);
+}
+
+MemoryNeed matmulMemory(const LabRequest& request) {
+  MemoryNeed need;
+  const std::size_t element = dtypeSize(request.dtype);
+  for (const SizePoint& p : pointsOf(request)) {
+    const MatmulShape s = matmulShape(p);
+    const std::size_t bytes = (count(s.m, s.k) + count(s.k, s.n) + count(s.m, s.n)) * element;
+    const std::size_t check = request.check ? count(s.m, s.n) * sizeof(double) : 0;
+    need.hostBytes = std::max(need.hostBytes, bytes + check);
+    need.deviceBytes = std::max(need.deviceBytes, bytes);
+  }
+  return need;
+}
+
+void runMatmul(const LabRequest& request, Sweep& sweep) {
+  const std::vector<std::string> impls = selectedImpls(request);
+  bool anyGpu = false;
+  for (const std::string& name : impls) anyGpu = anyGpu || isGpu(parseEnumOrThrow<MatmulImpl>(name));
+  MatmulLab lab;
+  const MeasureOptions options{request.reps, request.warmup, request.withCopies, request.check};
+  for (const SizePoint& point : pointsOf(request)) {
+    const MatmulShape shape = matmulShape(point);
+    // cuBLAS at the same shape is the ceiling of every GPU record; measured even when not shown.
+    std::vector<Record> cublasRecords;
+    if (anyGpu) {
+      cublasRecords = lab.measure(MatmulImpl::Cublas, request.dtype, shape, options);
+      sweep.checkCancel();
+    }
+    const double ceiling = cublasRecords.empty() ? 0.0 : cublasRecords.front().gflops;
+    for (const std::string& name : impls) {
+      const MatmulImpl impl = parseEnumOrThrow<MatmulImpl>(name);
+      std::vector<Record> records =
+          impl == MatmulImpl::Cublas ? cublasRecords : lab.measure(impl, request.dtype, shape, options);
+      for (Record& r : records) {
+        if (r.gpu) {
+          r.ceiling = ceiling;
+          r.ceilingName = "cuBLAS";
+          r.ceilingHow = "cuBLAS (float32 without TF32, float64 as is) at the same shape, measured just before";
+        }
+        sweep.emit(r);
+      }
+      sweep.stepDone();
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace gpulab::lab

@@ -1,0 +1,323 @@
+// Lab: host<->device transfers, pageable against pinned, and two ways to feed a GPU computation.
+#include "gpulab/lab/transfer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "gpulab/core/buffers.hpp"
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/timing.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/elementwise.cuh"
+#include "gpulab/lab/elementwise.hpp"
+#include "internal/lab_detail.hpp"
+
+namespace gpulab::lab {
+
+namespace {
+
+void validateBytes(std::size_t bytes) {
+  if (bytes == 0 || bytes > kMaxTransferBytes)
+    throw std::invalid_argument("transfer size " + std::to_string(bytes) + " is out of range: 1 to " +
+                                std::to_string(kMaxTransferBytes) + " bytes");
+}
+
+}  // namespace
+
+std::string BusCeiling::how() const {
+  return "fastest of " + std::to_string(copies) + " pinned copies of " + bytesText(bytes) + ", " +
+         (direction == Direction::HostToDevice ? "host to device" : "device to host") + ", at the start of this run";
+}
+
+std::vector<TransferSummaryRow> summarizeTransfers(const std::vector<Record>& records) {
+  std::vector<TransferSummaryRow> rows;
+  for (const Record& r : records) {
+    if (r.experiment != "transfer" || (r.variant != "h2d" && r.variant != "d2h") ||
+        (r.impl != "pageable" && r.impl != "pinned") || r.sizes.size() != 1)
+      continue;
+    const std::size_t bytes = static_cast<std::size_t>(r.sizes[0]);
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const TransferSummaryRow& x) { return x.bytes == bytes; });
+    if (row == rows.end()) {
+      rows.push_back({});
+      row = rows.end() - 1;
+      row->bytes = bytes;
+    }
+    const int memory = r.impl == "pinned" ? 1 : 0;
+    const int direction = r.variant == "d2h" ? 1 : 0;
+    row->gbps[memory][direction] = r.gbps;
+    row->percentOfBus[memory][direction] = r.ceiling > 0 ? r.percentOfCeiling() : -1;
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const TransferSummaryRow& a, const TransferSummaryRow& b) { return a.bytes < b.bytes; });
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TransferLab
+
+struct TransferLab::State {
+  Stream stream;
+  DeviceBuffer device;  // copies land here / come from here; pattern: x
+  DeviceBuffer deviceY, deviceOut;
+  detail::HostArray pageable;  // plain host memory
+  detail::HostArray pinned;    // copies; pattern: x
+  detail::HostArray pinnedY, pinnedOut;
+  std::size_t touchedPageable = 0;
+  std::size_t touchedPinned = 0;
+
+  template <class T>
+  void enqueuePattern(CopyPattern pattern, const T* x, const T* y, T* out, std::size_t n, int iterations) {
+    const std::size_t bytes = n * sizeof(T);
+    const cudaStream_t s = stream;
+    T* dx = device.as<T>();
+    T* dy = deviceY.as<T>();
+    T* dout = deviceOut.as<T>();
+    auto upload = [&] {
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(dx, x, bytes, cudaMemcpyHostToDevice, s));
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(dy, y, bytes, cudaMemcpyHostToDevice, s));
+    };
+    auto compute = [&] {
+      kernels::launchElementwise(kernels::ElementwiseOp::SquarePlusTwice, T(0), dx, dy, dout, n, s);
+    };
+    auto download = [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(out, dout, bytes, cudaMemcpyDeviceToHost, s)); };
+    if (pattern == CopyPattern::CopyEveryIteration) {
+      for (int i = 0; i < iterations; ++i) {
+        upload();
+        compute();
+        download();
+      }
+    } else {
+      upload();
+      for (int i = 0; i < iterations; ++i) compute();
+      download();
+    }
+  }
+
+  void reservePattern(std::size_t bytes) {
+    device.reserve(bytes);
+    deviceY.reserve(bytes);
+    deviceOut.reserve(bytes);
+  }
+};
+
+TransferLab::TransferLab() {
+  if (!cudaAvailable())
+    throw std::runtime_error("the transfer experiment needs a CUDA device: " + detail::gpuUnavailableReason());
+  state_ = std::make_unique<State>();
+}
+
+TransferLab::~TransferLab() = default;
+
+void TransferLab::roundTrip(HostMemory memory, const void* in, void* out, std::size_t bytes) {
+  validateBytes(bytes);
+  State& s = *state_;
+  s.device.reserve(bytes);
+  const cudaStream_t stream = s.stream;
+  if (memory == HostMemory::Pageable) {
+    GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.device.data(), in, bytes, cudaMemcpyHostToDevice, stream));
+    GPULAB_CUDA_CHECK(cudaMemcpyAsync(out, s.device.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  } else {
+    s.pinned.reserve(bytes, true);
+    std::memcpy(s.pinned.data(), in, bytes);
+    GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.device.data(), s.pinned.data(), bytes, cudaMemcpyHostToDevice, stream));
+    s.stream.synchronize();
+    std::memset(s.pinned.data(), 0, bytes);  // the download must really bring the data back
+    GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.pinned.data(), s.device.data(), bytes, cudaMemcpyDeviceToHost, stream));
+    s.stream.synchronize();
+    std::memcpy(out, s.pinned.data(), bytes);
+    return;
+  }
+  s.stream.synchronize();
+}
+
+template <class T>
+void TransferLab::runPattern(CopyPattern pattern, const T* x, const T* y, T* out, std::size_t n, int iterations) {
+  if (n == 0 || n > kMaxVectorElements)
+    throw std::invalid_argument("pattern size " + std::to_string(n) + " is out of range: 1 to " +
+                                std::to_string(kMaxVectorElements) + " elements");
+  if (iterations < 1) throw std::invalid_argument("a pattern needs at least 1 iteration");
+  State& s = *state_;
+  s.reservePattern(n * sizeof(T));
+  s.enqueuePattern(pattern, x, y, out, n, iterations);
+  s.stream.synchronize();
+}
+template void TransferLab::runPattern<float>(CopyPattern, const float*, const float*, float*, std::size_t, int);
+template void TransferLab::runPattern<double>(CopyPattern, const double*, const double*, double*, std::size_t, int);
+
+Record TransferLab::measureCopy(HostMemory memory, Direction direction, std::size_t bytes,
+                                const MeasureOptions& options) {
+  validateBytes(bytes);
+  State& s = *state_;
+  s.device.reserve(bytes);
+  detail::HostArray& host = memory == HostMemory::Pinned ? s.pinned : s.pageable;
+  host.reserve(bytes, memory == HostMemory::Pinned);
+  // Touch every page once, so the first timed copy does not pay for page faults.
+  std::size_t& touched = memory == HostMemory::Pinned ? s.touchedPinned : s.touchedPageable;
+  if (touched < bytes) {
+    std::memset(host.data(), 1, bytes);
+    touched = bytes;
+  }
+  const cudaStream_t stream = s.stream;
+  void* hostPtr = host.data();
+  void* devPtr = s.device.data();
+  const Stats stats =
+      timeStream(stream,
+                 [&] {
+                   if (direction == Direction::HostToDevice)
+                     GPULAB_CUDA_CHECK(cudaMemcpyAsync(devPtr, hostPtr, bytes, cudaMemcpyHostToDevice, stream));
+                   else
+                     GPULAB_CUDA_CHECK(cudaMemcpyAsync(hostPtr, devPtr, bytes, cudaMemcpyDeviceToHost, stream));
+                 },
+                 {options.warmup, options.reps});
+  Record r;
+  r.experiment = "transfer";
+  r.variant = toString(direction);
+  r.impl = toString(memory);
+  r.dtype = "u8";
+  r.sizes = {static_cast<std::int64_t>(bytes)};
+  r.size = static_cast<double>(bytes);
+  r.gpu = true;
+  r.params = memory == HostMemory::Pageable ? "staged by the driver" : "direct DMA";
+  detail::setTimes(r, stats);
+  r.gbps = static_cast<double>(bytes) / (r.medianMs * 1e6);
+  return r;
+}
+
+BusCeiling TransferLab::measureBusCeiling(Direction direction, std::size_t bytes, int copies) {
+  validateBytes(bytes);
+  if (copies < 1) throw std::invalid_argument("the bus ceiling needs at least 1 copy, got " + std::to_string(copies));
+  const Record fastest = measureCopy(HostMemory::Pinned, direction, bytes, {copies, 2, false, false});
+  BusCeiling ceiling;
+  ceiling.direction = direction;
+  ceiling.bytes = bytes;
+  ceiling.copies = copies;
+  ceiling.gbps = static_cast<double>(bytes) / (fastest.minMs * 1e6);
+  return ceiling;
+}
+
+Record TransferLab::measurePattern(CopyPattern pattern, DType dtype, std::size_t n, int iterations,
+                                   const MeasureOptions& options) {
+  if (n == 0 || n > kMaxVectorElements)
+    throw std::invalid_argument("pattern size " + std::to_string(n) + " is out of range: 1 to " +
+                                std::to_string(kMaxVectorElements) + " elements");
+  if (iterations < 1) throw std::invalid_argument("a pattern needs at least 1 iteration");
+  State& s = *state_;
+  const std::size_t bytes = n * dtypeSize(dtype);
+  s.reservePattern(bytes);
+  s.pinned.reserve(bytes, true);
+  s.pinnedY.reserve(bytes, true);
+  s.pinnedOut.reserve(bytes, true);
+  s.touchedPinned = 0;  // contents replaced below
+  Stats stats;
+  if (dtype == DType::F32) {
+    detail::fillRandom(s.pinned.as<float>(), n, 7);
+    detail::fillRandom(s.pinnedY.as<float>(), n, 8);
+    stats = timeStream(s.stream,
+                       [&] {
+                         s.enqueuePattern(pattern, s.pinned.as<float>(), s.pinnedY.as<float>(), s.pinnedOut.as<float>(),
+                                          n, iterations);
+                       },
+                       {options.warmup, options.reps});
+  } else {
+    detail::fillRandom(s.pinned.as<double>(), n, 7);
+    detail::fillRandom(s.pinnedY.as<double>(), n, 8);
+    stats = timeStream(s.stream,
+                       [&] {
+                         s.enqueuePattern(pattern, s.pinned.as<double>(), s.pinnedY.as<double>(),
+                                          s.pinnedOut.as<double>(), n, iterations);
+                       },
+                       {options.warmup, options.reps});
+  }
+  Record r;
+  r.experiment = "transfer";
+  r.variant = "pattern";
+  r.impl = toString(pattern);
+  r.dtype = toString(dtype);
+  r.sizes = {static_cast<std::int64_t>(bytes)};
+  r.size = static_cast<double>(bytes);
+  r.gpu = true;
+  r.withCopies = true;
+  r.params = "x*x+2*y on " + std::to_string(n) + " elements, " + std::to_string(iterations) + " iterations";
+  detail::setTimes(r, stats);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweep
+
+namespace detail {
+
+void validateTransfer(const LabRequest& request) {
+  vectorSizes(request, static_cast<std::int64_t>(kMaxTransferBytes), "bytes");
+}
+
+MemoryNeed transferMemory(const LabRequest& request) {
+  MemoryNeed need;
+  for (std::size_t bytes : vectorSizes(request, static_cast<std::int64_t>(kMaxTransferBytes), "bytes")) {
+    const std::size_t largest = std::max(bytes, kBusCeilingBytes);
+    need.hostBytes = std::max(need.hostBytes, 4 * largest);  // pageable + three pinned arrays
+    need.deviceBytes = std::max(need.deviceBytes, 3 * largest);
+  }
+  return need;
+}
+
+void runTransfer(const LabRequest& request, Sweep& sweep) {
+  const std::vector<std::string> impls = selectedImpls(request);
+  const std::vector<std::string> variants = selectedVariants(request);
+  const std::vector<std::size_t> sizes = vectorSizes(request, static_cast<std::int64_t>(kMaxTransferBytes), "bytes");
+  auto chosen = [&](const char* name) { return std::find(impls.begin(), impls.end(), name) != impls.end(); };
+  std::vector<HostMemory> memories;
+  if (chosen("pageable")) memories.push_back(HostMemory::Pageable);
+  if (chosen("pinned")) memories.push_back(HostMemory::Pinned);
+  std::vector<CopyPattern> patterns;
+  if (chosen("copy_every_iteration")) patterns.push_back(CopyPattern::CopyEveryIteration);
+  if (chosen("upload_once")) patterns.push_back(CopyPattern::UploadOnce);
+
+  int steps = 0;
+  for (const std::string& v : variants)
+    steps += static_cast<int>((v == "pattern" ? patterns.size() : memories.size()) * sizes.size());
+  sweep.setTotalSteps(steps);
+
+  TransferLab lab;
+  const MeasureOptions options{request.reps, request.warmup, true, false};
+  // The bus ceiling of each direction asked for, measured before anything else.
+  std::vector<BusCeiling> ceilings;
+  if (!memories.empty())
+    for (const std::string& variant : variants)
+      if (variant != "pattern") {
+        const Direction direction = variant == "h2d" ? Direction::HostToDevice : Direction::DeviceToHost;
+        ceilings.push_back(lab.measureBusCeiling(direction));
+        sweep.checkCancel();
+      }
+  for (const std::string& variant : variants) {
+    if (variant == "pattern") {
+      for (std::size_t bytes : sizes) {
+        const std::size_t n = std::max<std::size_t>(1, bytes / dtypeSize(request.dtype));
+        for (CopyPattern pattern : patterns) {
+          sweep.emit(lab.measurePattern(pattern, request.dtype, n, request.iterations, options));
+          sweep.stepDone();
+        }
+      }
+      continue;
+    }
+    const Direction direction = variant == "h2d" ? Direction::HostToDevice : Direction::DeviceToHost;
+    for (const BusCeiling& ceiling : ceilings) {
+      if (ceiling.direction != direction) continue;
+      for (std::size_t bytes : sizes) {
+        for (HostMemory memory : memories) {
+          Record r = lab.measureCopy(memory, direction, bytes, options);
+          r.ceiling = ceiling.gbps;
+          r.ceilingName = std::string("bus ") + std::string(toString(direction));
+          r.ceilingHow = ceiling.how();
+          sweep.emit(r);
+          sweep.stepDone();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace gpulab::lab

@@ -1,0 +1,105 @@
+#include "gpulab/measure/json.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "gpulab/core/version.hpp"
+
+namespace gpulab {
+
+namespace {
+
+nlohmann::json orNull(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json median(const std::optional<Stats>& s) {
+  return s ? nlohmann::json(s->medianMs) : nlohmann::json(nullptr);
+}
+
+/// The JSON key of a rate: gbps, gflops, giter_per_s.
+const char* rateKey(WorkUnit unit) {
+  switch (unit) {
+    case WorkUnit::Bytes:
+      return "gbps";
+    case WorkUnit::Flops:
+      return "gflops";
+    case WorkUnit::Iterations:
+      return "giter_per_s";
+  }
+  return "rate";
+}
+
+nlohmann::json baseRow(const Measurement& m, const char* impl, const std::string& chosen, double prepareMs,
+                       const Stats& time) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [key, value] : m.params) params[key] = value;
+  return {{"version", m.version},
+          {"op", m.operation},
+          {"description", m.description},
+          {"params", params},
+          {"width", m.output.width},
+          {"height", m.output.height},
+          {"channels", m.input ? m.input->channels : m.output.channels},
+          {"dtype", std::string(toString(m.input ? m.input->type : m.output.type))},
+          {"impl", impl},
+          {"method", m.method},
+          {"chosen", chosen},
+          {"prepare_ms", prepareMs},
+          {"median_ms", time.medianMs},
+          {"min_ms", time.minMs},
+          {"max_ms", time.maxMs},
+          {"reps", time.reps},
+          {"upload_ms", nullptr},
+          {"download_ms", nullptr}};
+}
+
+}  // namespace
+
+nlohmann::json toJsonRows(const Measurement& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (m.cpu) {
+    nlohmann::json r = baseRow(m, "cpu", m.cpu->methodUsed, m.cpu->prepareMs, m.cpu->time);
+    r["threads"] = m.cpu->threads;
+    r[rateKey(m.workUnit)] = orNull(m.cpuRate());
+    r[m.ceiling && m.ceiling->name != "DRAM copy" ? "pct_of_ceiling" : "pct_of_copy"] = nullptr;
+    rows.push_back(std::move(r));
+  }
+  if (m.gpu) {
+    nlohmann::json r = baseRow(m, "gpu", m.gpu->methodUsed, m.gpu->prepareMs, m.gpu->compute);
+    r["upload_ms"] = median(m.gpu->upload);
+    r["download_ms"] = median(m.gpu->download);
+    r["device"] = m.gpu->deviceName;
+    r[rateKey(m.workUnit)] = orNull(m.gpuRate());
+    const bool copyCeiling = m.ceiling && m.ceiling->name == "DRAM copy";
+    r[copyCeiling ? "pct_of_copy" : "pct_of_ceiling"] = orNull(m.percentOfCeiling());
+    r["max_abs_diff_vs_cpu"] = orNull(m.maxAbsDiff);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+nlohmann::json jsonReport(const std::optional<DeviceInfo>& device, const std::optional<CopyCeiling>& ceiling) {
+  nlohmann::json report = {{"version", std::string(gpulabVersion())},
+                           {"device", nullptr},
+                           {"copy_bandwidth_gbps", nullptr},
+                           {"cpu_threads", cpuThreads()},
+                           {"records", nlohmann::json::array()}};
+  if (device)
+    report["device"] = {{"name", device->name},
+                        {"compute_capability", device->computeCapability()},
+                        {"multiprocessors", device->multiprocessors},
+                        {"total_memory_bytes", device->totalMemory}};
+  if (ceiling) {
+    report["copy_bandwidth_gbps"] = ceiling->gbps;
+    report["copy_bandwidth_how"] = ceiling->how();
+  }
+  return report;
+}
+
+void writeJson(const nlohmann::json& report, const std::string& path) {
+  std::ofstream file(path);
+  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+  file << report.dump(2) << "\n";
+  if (!file) throw std::runtime_error("writing '" + path + "' failed");
+}
+
+}  // namespace gpulab

@@ -1,0 +1,418 @@
+// Box blur: the window-taps algebra against brute force, the naive reference on hand-worked
+// values, then every implementation against the reference over a table of sizes (1x1 to 640x480),
+// radii (0, 1, 7, the tiled paths' limit, larger than the image), border modes (constant with a
+// zero and a nonzero value) and types (u8 gray/RGB/RGBA, f32 gray/RGB): OpenCV (both methods), the
+// GPU block code run on the host (every path), and the GPU itself (every path; skipped without one).
+//
+// Tolerances: u8 exact for the GPU code and +-1 for OpenCV; f32 1e-5 relative plus 1e-5 of the
+// data's range absolute (means near 0 have no meaningful relative error).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpulab/core/device_image.hpp"
+#include "gpulab/filters/box_blur.hpp"
+#include "gpulab/filters/filter.hpp"
+#include "gpulab/kernels/box_blur.cuh"
+#include "internal/kernel_views.hpp"
+#include "support/gpu_test.hpp"
+
+using namespace gpulab;
+using kernels::BoxBlurPath;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+Image testImage(int width, int height, int channels, PixelType type, unsigned seed) {
+  Image img = test::randomImage(width, height, channels, type, seed);
+  if (type == PixelType::F32)  // values in [-1, 7): a mean far from 0 next to means near it
+    for (float& v : img.samples<float>()) v = v * 4.f + 3.f;
+  return img;
+}
+
+double maxAbs(const Image& img) {
+  double m = 0;
+  for (std::size_t i = 0; i < img.pixelCount() * img.channels(); ++i)
+    m = std::max(m, std::abs(img.type() == PixelType::U8 ? double(img.samples<std::uint8_t>()[i])
+                                                         : double(img.samples<float>()[i])));
+  return m;
+}
+
+std::string typeName(PixelType type, int channels) {
+  return std::string(toString(type)) + "c" + std::to_string(channels);
+}
+
+struct BoxCase {
+  int width, height, radius;
+  BorderMode mode;
+  bool nonzeroValue;
+  PixelType type;
+  int channels;
+
+  double borderValue() const { return nonzeroValue ? (type == PixelType::U8 ? 37.6 : 0.75) : 0.0; }
+  Border border() const { return {mode, borderValue()}; }
+  std::string name() const {
+    std::string border(toString(mode));
+    if (mode == BorderMode::Constant) border += nonzeroValue ? "V" : "0";
+    return std::to_string(width) + "x" + std::to_string(height) + "_r" + std::to_string(radius) + "_" + border + "_" +
+           typeName(type, channels);
+  }
+  Image input() const {
+    return testImage(width, height, channels, type, unsigned(width * 7919 + height * 31 + channels));
+  }
+};
+
+std::vector<BoxCase> boxCases() {
+  struct Size {
+    int w, h;
+  };
+  const Size sizes[] = {{1, 1}, {2, 3}, {13, 12}, {257, 131}, {640, 480}};
+  const BorderMode modes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                              BorderMode::Constant};
+  struct Type {
+    PixelType type;
+    int channels;
+  };
+  const Type types[] = {
+      {PixelType::U8, 1}, {PixelType::U8, 3}, {PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
+  std::vector<BoxCase> cases;
+  for (const Size& s : sizes) {
+    const bool large = s.w * s.h > 100000;
+    for (const Type& t : types) {
+      std::vector<int> radii = {0, 1, 7};
+      if (!large) {
+        radii.push_back(std::max(s.w, s.h) + 3);  // the window wraps around the image more than once
+        if (s.w == 257)                           // the largest radius the tiled paths take
+          radii.push_back(t.type == PixelType::U8 ? kernels::boxBlurMaxTiledRadius<std::uint8_t>()
+                                                  : kernels::boxBlurMaxTiledRadius<float>());
+      } else if (t.channels == 1) {
+        radii.push_back(std::max(s.w, s.h) + 3);
+      }
+      for (int r : radii)
+        for (BorderMode m : modes)
+          for (bool nonzero : {false, true}) {
+            if (nonzero && m != BorderMode::Constant) continue;
+            if (large && r > 7 && m != BorderMode::Reflect101 && m != BorderMode::Wrap && !nonzero) continue;
+            cases.push_back({s.w, s.h, r, m, nonzero, t.type, t.channels});
+          }
+    }
+  }
+  return cases;
+}
+
+// References are slow: computed once per case and shared by the CPU and GPU suites.
+const Image& referenceFor(const BoxCase& c) {
+  static std::mutex mutex;
+  static std::map<std::string, Image> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(c.name());
+  if (it == cache.end()) it = cache.emplace(c.name(), BoxBlur(c.radius, c.border()).runReference(c.input())).first;
+  return it->second;
+}
+
+::testing::AssertionResult matches(const BoxCase& c, const Image& expected, const Image& actual, bool exactU8) {
+  if (c.type == PixelType::U8) return test::imagesNear(expected, actual, exactU8 ? 0.0 : 1.0);
+  const double range = std::max(maxAbs(c.input()), std::abs(c.borderValue()));
+  return test::imagesNear(expected, actual, 1e-5 * range, 1e-5);
+}
+
+Image emulate(const BoxCase& c, BoxBlurPath path, int residentBlocks);
+
+::testing::AssertionResult alphaUnchanged(const Image& in, const Image& out) {
+  if (in.type() != PixelType::U8 || in.channels() != 4) return ::testing::AssertionSuccess();
+  return test::imagesNear(in.channel(3), out.channel(3), 0.0);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The window-taps algebra (shared by the summed-area path) against brute force.
+
+TEST(BoxWindowTaps, MatchBruteForceForEveryModeLengthAndOffset) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> sample(-50, 250);
+  const long long fill = 17;
+  for (BorderMode mode :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant})
+    for (int n = 1; n <= 9; ++n) {
+      std::vector<long long> x(n), prefix(n + 1, 0);
+      for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + (x[i] = sample(rng));
+      for (int lo = -40; lo <= 40; ++lo)
+        for (int len = 1; len <= 90; ++len) {
+          const int hi = lo + len;
+          long long expected = 0;
+          for (int i = lo; i < hi; ++i) {
+            const int m = borderIndex(i, n, mode);
+            expected += m < 0 ? fill : x[m];
+          }
+          const kernels::WindowTaps taps = kernels::windowTaps(lo, hi, n, toKernel(mode));
+          long long got = taps.outside * fill;
+          for (int k = 0; k < kernels::WindowTaps::kCount; ++k) {
+            ASSERT_GE(taps.index[k], 0);
+            ASSERT_LE(taps.index[k], n);
+            got += taps.weight[k] * prefix[taps.index[k]];
+          }
+          ASSERT_EQ(got, expected) << toString(mode) << " n=" << n << " window [" << lo << ", " << hi << ")";
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference on values worked out by hand: a 3x1 row [1 2 4], radius 1, at x = 0. The window
+// is 3x3; with one row every mode but constant repeats that row three times vertically.
+
+TEST(BoxReference, HandWorkedBorders) {
+  Image img(3, 1, 1, PixelType::F32);
+  img.at<float>(0, 0) = 1.f;
+  img.at<float>(1, 0) = 2.f;
+  img.at<float>(2, 0) = 4.f;
+  auto at0 = [&](BorderMode mode, double value) {
+    return double(BoxBlur(1, {mode, value}).runReference(img).at<float>(0, 0));
+  };
+  EXPECT_NEAR(at0(BorderMode::Reflect101, 0), 3 * (2 + 1 + 2) / 9.0, 1e-6);  // 2 | 1 2
+  EXPECT_NEAR(at0(BorderMode::Reflect, 0), 3 * (1 + 1 + 2) / 9.0, 1e-6);     // 1 | 1 2
+  EXPECT_NEAR(at0(BorderMode::Replicate, 0), 3 * (1 + 1 + 2) / 9.0, 1e-6);   // 1 | 1 2
+  EXPECT_NEAR(at0(BorderMode::Wrap, 0), 3 * (4 + 1 + 2) / 9.0, 1e-6);        // 4 | 1 2
+  EXPECT_NEAR(at0(BorderMode::Constant, 0), (0 + 1 + 2) / 9.0, 1e-6);        // the rows above and below are 0
+  EXPECT_NEAR(at0(BorderMode::Constant, 3), (3 + 1 + 2 + 6 * 3) / 9.0, 1e-6);
+}
+
+TEST(BoxReference, ConstantImageStaysConstantAndRadiusZeroIsIdentity) {
+  Image flat(13, 12, 1, PixelType::F32);
+  for (float& v : flat.samples<float>()) v = 5.f;
+  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap})
+    for (int r : {1, 7, 40}) EXPECT_TRUE(test::imagesNear(flat, BoxBlur(r, {mode}).runReference(flat), 1e-12));
+  const Image photo = testImage(13, 12, 3, PixelType::U8, 1);
+  EXPECT_EQ(BoxBlur(0).runReference(photo), photo);
+  EXPECT_EQ(BoxBlur(0).runCpu(photo), photo);
+}
+
+TEST(BoxBlurLimits, LargestRadiusOnASmallImage) {
+  // A window of 65535 around a 7x5 image: thousands of periods of every border mode. OpenCV's
+  // direct method would need gigabytes here, so Auto takes the separable one.
+  for (BorderMode mode :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant})
+    for (PixelType type : {PixelType::U8, PixelType::F32}) {
+      const BoxCase c{7, 5, kMaxBoxRadius, mode, true, type, 1};
+      const Image ref = BoxBlur(c.radius, c.border()).runReference(c.input());
+      EXPECT_TRUE(matches(c, ref, BoxBlur(c.radius, c.border()).runCpu(c.input()), false)) << c.name();
+      EXPECT_TRUE(matches(c, ref, emulate(c, BoxBlurPath::SummedArea, 1), true)) << c.name();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters, errors, bookkeeping
+
+TEST(BoxBlurApi, RejectsBadParametersWithOneSentence) {
+  EXPECT_THROW(BoxBlur(-1), std::invalid_argument);
+  EXPECT_THROW(BoxBlur(kMaxBoxRadius + 1), std::invalid_argument);
+  EXPECT_THROW(BoxBlur(1, {BorderMode::Constant, std::nan("")}), std::invalid_argument);
+  EXPECT_NO_THROW(BoxBlur{kMaxBoxRadius});
+  try {
+    BoxBlur(-3);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("-3"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  FilterSpec spec;
+  spec.op = FilterOp::Box;
+  spec.radius = -2;
+  EXPECT_THROW(makeFilter(spec), std::invalid_argument);
+  const BoxBlur blur(2);
+  EXPECT_THROW(blur.outputShape({4, 4, 1, PixelType::F64}), std::invalid_argument);
+  EXPECT_THROW(blur.runCpu(Image(4, 4, 1, PixelType::F64)), std::invalid_argument);
+}
+
+TEST(BoxBlurApi, DescribeShapeAndBytes) {
+  EXPECT_EQ(BoxBlur(7).describe(), "box r=7 reflect101");
+  EXPECT_EQ(BoxBlur(3, {BorderMode::Constant, 0.5}).describe(), "box r=3 constant(0.5)");
+  FilterSpec spec;
+  spec.radius = 4;
+  spec.border = {BorderMode::Wrap};
+  EXPECT_EQ(makeFilter(spec)->describe(), "box r=4 wrap");
+  const ImageShape in{4096, 4096, 1, PixelType::F32};
+  const ImageShape out = BoxBlur(15).outputShape(in);
+  EXPECT_EQ(out.width, 4096);
+  EXPECT_EQ(out.channels, 1);
+  EXPECT_EQ(BoxBlur(15).minimumBytesMoved(in), std::size_t{2} * 4096 * 4096 * 4);
+  EXPECT_EQ(BoxBlur(1).minimumBytesMoved({10, 10, 4, PixelType::U8}), std::size_t{2} * 10 * 10 * 4);
+}
+
+TEST(BoxBlurApi, CpuRunReportsProgressAndCanBeCancelled) {
+  const Image img = testImage(64, 48, 3, PixelType::U8, 3);
+  std::vector<double> seen;
+  CpuControl control;
+  control.progress = [&](double p) { seen.push_back(p); };
+  BoxBlur(2).runCpu(img, control);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+
+  std::atomic<bool> cancel{true};
+  CpuControl stop;
+  stop.cancel = &cancel;
+  EXPECT_THROW(BoxBlur(2).runCpu(img, stop), OperationCancelled);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table: OpenCV and the host-run GPU code against the reference
+
+class BoxBlurCase : public ::testing::TestWithParam<BoxCase> {};
+
+namespace {
+Image emulate(const BoxCase& c, BoxBlurPath path, int residentBlocks) {
+  const Image in = c.input();
+  Image out(c.width, c.height, c.channels, c.type);
+  // Planes as the GPU holds them: pitched (rows padded to 64 bytes), one per channel.
+  auto run = [&](auto sample) {
+    using T = decltype(sample);
+    const std::size_t pitch = (c.width * sizeof(T) + 63) / 64 * 64;
+    std::vector<unsigned char> src(pitch * c.height + 64), dst(pitch * c.height + 64);
+    auto* srcBase = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(src.data()) + 15) / 16 * 16);
+    auto* dstBase = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(dst.data()) + 15) / 16 * 16);
+    const kernels::Plane<T> inPlane{reinterpret_cast<T*>(srcBase), c.width, c.height, pitch};
+    const kernels::Plane<T> outPlane{reinterpret_cast<T*>(dstBase), c.width, c.height, pitch};
+    const T fill =
+        c.type == PixelType::U8 ? T(std::clamp(std::nearbyint(c.borderValue()), 0.0, 255.0)) : T(c.borderValue());
+    for (int ch = 0; ch < c.channels; ++ch) {
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x) inPlane(x, y) = in.at<T>(x, y, ch);
+      if (c.type == PixelType::U8 && ch == 3) {
+        for (int y = 0; y < c.height; ++y)
+          for (int x = 0; x < c.width; ++x) out.at<T>(x, y, ch) = in.at<T>(x, y, ch);
+        continue;
+      }
+      kernels::runBoxBlurOnHost<T>({inPlane.data, c.width, c.height, pitch}, outPlane, c.radius, toKernel(c.mode), fill,
+                                   path, residentBlocks);
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x) out.at<T>(x, y, ch) = outPlane(x, y);
+    }
+  };
+  if (c.type == PixelType::U8)
+    run(std::uint8_t{});
+  else
+    run(float{});
+  return out;
+}
+
+int maxTiledRadius(PixelType type) {
+  return type == PixelType::U8 ? kernels::boxBlurMaxTiledRadius<std::uint8_t>()
+                               : kernels::boxBlurMaxTiledRadius<float>();
+}
+}  // namespace
+
+TEST_P(BoxBlurCase, OpenCvMatchesReference) {
+  const BoxCase& c = GetParam();
+  const Image in = c.input();
+  BoxBlur blur(c.radius, c.border());
+  for (BoxCpuMethod method : {BoxCpuMethod::Direct, BoxCpuMethod::Separable}) {
+    blur.setCpuMethod(method);
+    const Image got = blur.runCpu(in);
+    const char* name = method == BoxCpuMethod::Direct ? "direct" : "separable";
+    EXPECT_TRUE(matches(c, referenceFor(c), got, false)) << name;
+    EXPECT_TRUE(alphaUnchanged(in, got)) << name;
+  }
+}
+
+TEST_P(BoxBlurCase, GpuBlockCodeOnHostMatchesReference) {
+  const BoxCase& c = GetParam();
+  std::vector<BoxBlurPath> paths = {BoxBlurPath::SummedArea};
+  if (c.radius <= maxTiledRadius(c.type)) {
+    paths.push_back(BoxBlurPath::TiledStream);
+    if (c.radius <= 40) paths.push_back(BoxBlurPath::TiledRing);  // larger rings take host memory and time only
+  }
+  // 264 resident blocks (an H100's 132 SMs, two each): long row segments; 5: short ones, many per column.
+  for (BoxBlurPath path : paths)
+    for (int resident : {264, 5}) {
+      if (path == BoxBlurPath::SummedArea && resident == 5) continue;
+      const Image got = emulate(c, path, resident);
+      EXPECT_TRUE(matches(c, referenceFor(c), got, true)) << toString(path) << ", " << resident << " resident blocks";
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same table on the GPU, every path that takes the radius
+
+TEST_P(BoxBlurCase, GpuMatchesReference) {
+  GPULAB_REQUIRE_GPU();
+  const BoxCase& c = GetParam();
+  const Image in = c.input();
+  GpuContext gpu;
+  const DeviceImage d = gpu.upload(in);
+  int optin = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu.device()), cudaSuccess);
+  const bool u8 = c.type == PixelType::U8;
+  for (BoxBlurPath path :
+       {BoxBlurPath::Auto, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
+    const bool tiled = path == BoxBlurPath::TiledRing || path == BoxBlurPath::TiledStream;
+    if (tiled && c.radius > maxTiledRadius(c.type)) continue;
+    const std::size_t shared = u8 ? kernels::boxBlurSharedBytes<std::uint8_t>(path, c.radius)
+                                  : kernels::boxBlurSharedBytes<float>(path, c.radius);
+    if (shared > static_cast<std::size_t>(optin)) continue;
+    BoxBlur blur(c.radius, c.border());
+    blur.setGpuPath(static_cast<BoxGpuPath>(path));
+    DeviceImage out;
+    blur.runGpu(gpu, d, out);
+    const Image got = gpu.download(out);
+    EXPECT_TRUE(matches(c, referenceFor(c), got, true)) << toString(path);
+    EXPECT_TRUE(alphaUnchanged(in, got)) << toString(path);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BoxBlurCase, ::testing::ValuesIn(boxCases()),
+                         [](const ::testing::TestParamInfo<BoxCase>& p) { return p.param.name(); });
+
+// ---------------------------------------------------------------------------------------------
+// GPU specifics
+
+TEST(BoxBlurGpu, LargeImageEveryTiledPathAgainstReference) {
+  GPULAB_REQUIRE_GPU();
+  // Wide enough for several column tiles, tall enough for many row segments; odd sizes.
+  const BoxCase c{2053, 1031, 15, BorderMode::Reflect101, false, PixelType::F32, 1};
+  const Image in = c.input();
+  const Image ref = BoxBlur(c.radius, c.border()).runReference(in);
+  GpuContext gpu;
+  const DeviceImage d = gpu.upload(in);
+  for (BoxBlurPath path : {BoxBlurPath::TiledRing, BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
+    BoxBlur blur(c.radius, c.border());
+    blur.setGpuPath(static_cast<BoxGpuPath>(path));
+    DeviceImage out;
+    blur.runGpu(gpu, d, out);
+    EXPECT_TRUE(matches(c, ref, gpu.download(out), true)) << toString(path);
+  }
+}
+
+TEST(BoxBlurGpu, ReusesTheOutputAndRefusesToRunInPlace) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  const Image in = testImage(100, 60, 1, PixelType::F32, 9);
+  DeviceImage d = gpu.upload(in);
+  DeviceImage out;
+  BoxBlur blur(3);
+  blur.runGpu(gpu, d, out);
+  const void* first = planeOf<float>(out, 0).data;
+  blur.runGpu(gpu, d, out);
+  EXPECT_EQ(planeOf<float>(out, 0).data, first);
+  EXPECT_THROW(blur.runGpu(gpu, d, d), std::invalid_argument);
+  const DeviceImage& src = d;
+  EXPECT_THROW(
+      kernels::launchBoxBlur<float>(planeOf<float>(src, 0), planeOf<float>(d, 0), 3, kernels::BorderMode::Reflect101,
+                                    0.f, BoxBlurPath::TiledRing, nullptr, 0, gpu.stream()),
+      std::invalid_argument);
+  EXPECT_THROW(kernels::launchBoxBlur<float>(planeOf<float>(src, 0), planeOf<float>(out, 0), 300,
+                                             kernels::BorderMode::Reflect101, 0.f, BoxBlurPath::TiledStream, nullptr, 0,
+                                             gpu.stream()),
+               std::invalid_argument);
+}

@@ -1,0 +1,806 @@
+// The Filters tab, offscreen: its place in the main window, the kernel presets and editor, an Apply
+// on the CPU giving exactly the engine's runCpu pixels and a Timings row, Cancel leaving everything
+// as it was, bad parameters reported in a sentence, Keep result and Undo chaining filters, the
+// before/after view's split and Space toggle, and `--apply`. The GPU runs compare with the naive
+// reference and skip without a device.
+#include <gtest/gtest.h>
+
+#include <QAbstractButton>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QKeyEvent>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QThread>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <random>
+
+#include "before_after_view.hpp"
+#include "command_line.hpp"
+#include "engine.hpp"
+#include "filters_presets.hpp"
+#include "filters_tab.hpp"
+#include "gpulab/filters/conv_method.hpp"
+#include "gpulab/io/image_io.hpp"
+#include "image_convert.hpp"
+#include "kernel_editor.hpp"
+#include "main_window.hpp"
+#include "photo_document.hpp"
+#include "support/gpu_test.hpp"
+#include "support/gui_test_support.hpp"
+#include "tab_services.hpp"
+#include "theme.hpp"
+#include "timing_history.hpp"
+#include "timings_panel.hpp"
+
+using namespace gpulab;
+using namespace gpulab::gui;
+
+namespace {
+
+QApplication& app() { return test_support::testApplication("test_filters_gui"); }
+
+using test_support::waitUntil;
+
+/// A Filters tab with the services the main window would hand it.
+struct Harness {
+  Engine engine;
+  PhotoDocument photo;
+  TimingsPanel timings;
+  QStringList messages;
+  QString lastError;
+  TabServices services{engine, photo, timings, [this](const QString& m) { messages << m; },
+                       [this](const QString& m) { lastError = m; }};
+  FiltersTab tab{services};
+  int finished = 0;
+  int edits = 0;
+
+  Harness() {
+    QObject::connect(&engine, &Engine::photoChanged, &photo, &PhotoDocument::set);
+    QObject::connect(&tab, &FiltersTab::runFinished, [this] { ++finished; });
+    QObject::connect(&tab, &FiltersTab::photoEditFinished, [this] { ++edits; });
+    tab.resize(1200, 800);
+    waitUntil([this] { return tab.deviceKnown(); });
+  }
+
+  /// Makes `image` the current photo on the worker (uploaded when there is a GPU) and waits for it.
+  bool setPhoto(Image image) {
+    const quint64 before = photo.current().generation;
+    engine.submit(
+        nullptr, [image = std::move(image)](WorkerContext& ctx) mutable { ctx.setPhoto(std::move(image), "test"); },
+        [] {});
+    return waitUntil([&] { return photo.current().generation != before; });
+  }
+
+  bool applyAndWait(int timeoutMs = 60000) {
+    const int before = finished;
+    tab.apply();
+    return waitUntil([&] { return finished > before; }, timeoutMs);
+  }
+
+  /// The photo as the worker holds it.
+  Image workerPhoto() {
+    std::optional<Image> out;
+    engine.submit(
+        nullptr, [](WorkerContext& ctx) { return ctx.photo(); }, [&out](Image image) { out = std::move(image); });
+    EXPECT_TRUE(waitUntil([&] { return out.has_value(); }));
+    return out.value_or(Image{});
+  }
+};
+
+class FiltersGui : public ::testing::Test {
+ protected:
+  void SetUp() override { app(); }
+};
+
+std::vector<double> values(std::initializer_list<double> v) { return v; }
+
+/// kw x kh coefficients uniform in [-1, 1), seeded.
+Kernel2D randomKernel(int kw, int kh, unsigned seed) {
+  Kernel2D k{kw, kh, {}};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  for (int i = 0; i < kw * kh; ++i) k.values.push_back(d(rng));
+  return k;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The tab in the main window
+
+TEST_F(FiltersGui, IsTheSecondTabTitledFilters) {
+  MainWindow window({.persistSettings = false, .errorDialogs = false});
+  const QStringList names = window.tabNames();
+  ASSERT_GE(names.size(), 2);
+  EXPECT_EQ(names[0], "Photo");
+  EXPECT_EQ(names[1], "Filters");
+  EXPECT_TRUE(window.selectTab(QStringLiteral("filters")));
+  ASSERT_NE(window.findChild<FiltersTab*>(), nullptr);
+  EXPECT_NE(window.currentImageView(), nullptr);  // the zoom actions act on the before/after view
+}
+
+TEST_F(FiltersGui, ApplyIsAScreenshotOption) {
+  const CommandLine ok =
+      parseCommandLine({QStringLiteral("gpulab"), QStringLiteral("--screenshot"), QStringLiteral("f.png"),
+                        QStringLiteral("--tab"), QStringLiteral("Filters"), QStringLiteral("--apply")});
+  EXPECT_TRUE(ok.error.isEmpty()) << ok.error.toStdString();
+  EXPECT_TRUE(ok.apply);
+  const CommandLine alone = parseCommandLine({QStringLiteral("gpulab"), QStringLiteral("--apply")});
+  EXPECT_FALSE(alone.error.isEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel presets
+
+TEST(FilterPresets, FixedKernels) {
+  const Kernel2D sharpen = sharpenKernel();
+  EXPECT_EQ(sharpen.width, 3);
+  EXPECT_EQ(sharpen.height, 3);
+  EXPECT_EQ(sharpen.values, values({0, -1, 0, -1, 5, -1, 0, -1, 0}));
+  EXPECT_EQ(embossKernel().values, values({-2, -1, 0, -1, 1, 1, 0, 1, 2}));
+  EXPECT_EQ(laplacianKernel().values, values({0, 1, 0, 1, -4, 1, 0, 1, 0}));
+  const Kernel2D box = boxKernel(3, 2);
+  EXPECT_EQ(box.width, 3);
+  EXPECT_EQ(box.height, 2);
+  for (double v : box.values) EXPECT_DOUBLE_EQ(v, 1.0 / 6);
+}
+
+TEST(FilterPresets, GaussianIsNormalisedSymmetricAndFollowsSigma) {
+  const Kernel2D g = gaussianKernel(1.0, 5);
+  ASSERT_EQ(g.values.size(), 25u);
+  double sum = 0;
+  for (double v : g.values) sum += v;
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) {
+      EXPECT_DOUBLE_EQ(g.at(x, y), g.at(4 - x, y));
+      EXPECT_DOUBLE_EQ(g.at(x, y), g.at(y, x));
+    }
+  EXPECT_NEAR(g.at(3, 2) / g.at(2, 2), std::exp(-0.5), 1e-12);  // one sigma from the centre
+  EXPECT_NEAR(g.at(4, 4) / g.at(2, 2), std::exp(-4.0), 1e-12);  // (2, 2) away: exp(-8 / 2)
+  const Kernel2D even = gaussianKernel(2.0, 4);                 // centred between samples
+  EXPECT_DOUBLE_EQ(even.at(1, 1), even.at(2, 2));
+  EXPECT_EQ(gaussianSizeFor(1.5), 11);
+  EXPECT_EQ(gaussianSizeFor(0.3), 3);
+  EXPECT_EQ(gaussianSizeFor(20), kMaxEditorKernelSize);
+  EXPECT_THROW(gaussianKernel(0.0, 5), std::invalid_argument);
+  // Sides up to kMaxEditorFftKernelSize (the fft and auto methods); the editor limits direct to 63.
+  EXPECT_EQ(gaussianKernel(30.0, kMaxEditorFftKernelSize).width, 255);
+  EXPECT_THROW(gaussianKernel(1.0, kMaxEditorFftKernelSize + 1), std::invalid_argument);
+  EXPECT_EQ(gaussianSizeFor(20, kMaxEditorFftKernelSize), 121);
+  EXPECT_EQ(gaussianSizeFor(50, kMaxEditorFftKernelSize), 255);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Direct), kMaxEditorKernelSize);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Fft), kMaxEditorFftKernelSize);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Auto), kMaxEditorFftKernelSize);
+  EXPECT_EQ(boxKernel(255, 1).values.size(), 255u);
+  EXPECT_THROW(motionBlurKernel(256, 0), std::invalid_argument);
+}
+
+TEST(FilterPresets, MotionBlurIsAStreakAtItsAngle) {
+  const Kernel2D h = motionBlurKernel(5, 0);
+  ASSERT_EQ(h.width, 5);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) EXPECT_NEAR(h.at(x, y), y == 2 ? 0.2 : 0.0, 1e-12) << x << "," << y;
+  const Kernel2D v = motionBlurKernel(5, 90);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) EXPECT_NEAR(v.at(x, y), x == 2 ? 0.2 : 0.0, 1e-12) << x << "," << y;
+  // 45 degrees counter-clockwise on screen: up and to the right, through (5, 1) and (1, 5).
+  const Kernel2D d = motionBlurKernel(7, 45);
+  EXPECT_GT(d.at(5, 1), 0.0);
+  EXPECT_DOUBLE_EQ(d.at(5, 1), d.at(1, 5));
+  EXPECT_EQ(d.at(1, 1), 0.0);
+  // An even length: one row wider, the ends at half weight, still centred.
+  const Kernel2D e = motionBlurKernel(4, 0);
+  ASSERT_EQ(e.width, 5);
+  const double expected[] = {0.125, 0.25, 0.25, 0.25, 0.125};
+  for (int x = 0; x < 5; ++x) EXPECT_NEAR(e.at(x, 2), expected[x], 1e-12);
+  EXPECT_THROW(motionBlurKernel(0, 0), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel editor
+
+TEST_F(FiltersGui, PresetsFillTheKernelEditor) {
+  KernelEditor editor;
+  auto* preset = editor.findChild<QComboBox*>(QStringLiteral("kernelPreset"));
+  auto* table = editor.findChild<QTableWidget*>(QStringLiteral("kernelTable"));
+  ASSERT_NE(preset, nullptr);
+  ASSERT_NE(table, nullptr);
+  int changes = 0;
+  QObject::connect(&editor, &KernelEditor::changed, [&] { ++changes; });
+
+  preset->setCurrentIndex(preset->findText(QStringLiteral("Sharpen")));
+  EXPECT_EQ(editor.preset(), KernelPreset::Sharpen);
+  EXPECT_EQ(editor.kernel().values, values({0, -1, 0, -1, 5, -1, 0, -1, 0}));
+  ASSERT_EQ(table->rowCount(), 3);
+  ASSERT_EQ(table->columnCount(), 3);
+  const double sharpen[3][3] = {{0, -1, 0}, {-1, 5, -1}, {0, -1, 0}};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(table->item(r, c)->data(Qt::EditRole).toDouble(), sharpen[r][c]);
+  EXPECT_GE(changes, 1);
+
+  preset->setCurrentIndex(preset->findText(QStringLiteral("Emboss")));
+  EXPECT_EQ(editor.kernel().values, embossKernel().values);
+  preset->setCurrentIndex(preset->findText(QStringLiteral("Laplacian")));
+  EXPECT_EQ(editor.kernel().values, laplacianKernel().values);
+
+  editor.setGaussian(1.0, 5);
+  EXPECT_EQ(editor.preset(), KernelPreset::Gaussian);
+  EXPECT_EQ(editor.kernel().values, gaussianKernel(1.0, 5).values);
+  EXPECT_EQ(table->rowCount(), 5);
+  editor.setGaussian(1.5, 0);  // size 0 = auto: +-3 sigma
+  EXPECT_EQ(editor.kernel().width, 11);
+
+  editor.setMotionBlur(9, 90);
+  EXPECT_EQ(editor.kernel().values, motionBlurKernel(9, 90).values);
+
+  preset->setCurrentIndex(preset->findText(QStringLiteral("Box")));
+  editor.findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(4);
+  editor.findChild<QSpinBox*>(QStringLiteral("kernelHeight"))->setValue(2);
+  EXPECT_EQ(editor.preset(), KernelPreset::Box);  // the box follows its size
+  EXPECT_EQ(editor.kernel().values, boxKernel(4, 2).values);
+}
+
+TEST_F(FiltersGui, EditingMakesTheKernelCustomAndNormaliseChecksTheSum) {
+  KernelEditor editor;
+  QStringList messages;
+  QObject::connect(&editor, &KernelEditor::message, [&](const QString& m) { messages << m; });
+  editor.selectPreset(KernelPreset::Sharpen);
+  auto* table = editor.findChild<QTableWidget*>(QStringLiteral("kernelTable"));
+
+  // Growing the size keeps the coefficients centred and turns the preset to Custom.
+  editor.findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(5);
+  EXPECT_EQ(editor.preset(), KernelPreset::Custom);
+  ASSERT_EQ(editor.kernel().width, 5);
+  ASSERT_EQ(editor.kernel().height, 3);
+  EXPECT_EQ(editor.kernel().at(2, 1), 5.0);
+  EXPECT_EQ(editor.kernel().at(0, 1), 0.0);
+  EXPECT_EQ(editor.kernel().at(1, 1), -1.0);
+
+  table->item(0, 0)->setData(Qt::EditRole, 3.0);  // as the cell delegate commits an edit
+  EXPECT_EQ(editor.kernel().at(0, 0), 3.0);
+  EXPECT_DOUBLE_EQ(editor.sum(), 4.0);
+  EXPECT_TRUE(editor.normalise());
+  EXPECT_DOUBLE_EQ(editor.kernel().at(2, 1), 1.25);
+  EXPECT_NEAR(editor.sum(), 1.0, 1e-12);
+
+  editor.selectPreset(KernelPreset::Laplacian);
+  const std::vector<double> before = editor.kernel().values;
+  EXPECT_FALSE(editor.normalise());
+  EXPECT_EQ(editor.kernel().values, before);
+  ASSERT_FALSE(messages.isEmpty());
+  EXPECT_TRUE(messages.last().contains(QStringLiteral("sum to 0"))) << messages.last().toStdString();
+
+  EXPECT_THROW(editor.setKernel({64, 1, std::vector<double>(64, 1.0)}), std::invalid_argument);
+  editor.setKernel({2, 1, {1.0, 2.0}});
+  EXPECT_EQ(editor.preset(), KernelPreset::Custom);
+  EXPECT_EQ(table->columnCount(), 2);
+  EXPECT_EQ(table->rowCount(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The convolution's method
+
+TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
+  Harness h;
+  h.tab.show();
+  auto* method = h.tab.findChild<QComboBox*>(QStringLiteral("convMethod"));
+  ASSERT_NE(method, nullptr);
+  EXPECT_EQ(method->count(), 3);
+  h.tab.setOperation(FilterOp::Box);
+  EXPECT_FALSE(method->isVisibleTo(&h.tab));
+  EXPECT_EQ(h.tab.spec().method, ConvMethod::Direct);
+  h.tab.setOperation(FilterOp::Conv);
+  EXPECT_TRUE(method->isVisibleTo(&h.tab));
+  EXPECT_EQ(h.tab.convMethod(), ConvMethod::Direct);
+
+  KernelEditor& editor = h.tab.kernelEditor();
+  auto* width = editor.findChild<QSpinBox*>(QStringLiteral("kernelWidth"));
+  auto* table = editor.findChild<QTableWidget*>(QStringLiteral("kernelTable"));
+  ASSERT_NE(width, nullptr);
+  EXPECT_EQ(width->maximum(), kMaxEditorKernelSize);
+  EXPECT_THROW(editor.setKernel({64, 1, std::vector<double>(64, 1.0)}), std::invalid_argument);
+
+  // FFT: up to 255 a side, in the size boxes, the presets and setKernel.
+  method->setCurrentIndex(method->findText(QStringLiteral("FFT")));
+  EXPECT_EQ(h.tab.convMethod(), ConvMethod::Fft);
+  EXPECT_EQ(h.tab.spec().method, ConvMethod::Fft);
+  EXPECT_EQ(editor.maxSide(), kMaxEditorFftKernelSize);
+  EXPECT_EQ(width->maximum(), kMaxEditorFftKernelSize);
+  editor.setGaussian(30.0, 0);  // auto size: +-3 sigma
+  EXPECT_EQ(editor.kernel().width, 181);
+  EXPECT_EQ(table->rowCount(), 181);
+  const Kernel2D big = randomKernel(201, 199, 401);
+  ASSERT_NO_THROW(editor.setKernel(big));
+  EXPECT_EQ(table->columnCount(), 201);
+  EXPECT_EQ(h.tab.spec().kernel.values, big.values);
+  EXPECT_THROW(editor.setKernel({256, 1, std::vector<double>(256, 1.0)}), std::invalid_argument);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  EXPECT_EQ(editor.kernel().values, big.values);  // fft to auto: the same limit, nothing changes
+  EXPECT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
+
+  // Back to direct: the custom kernel is cropped about its centre, and the tab says so.
+  h.tab.setConvMethod(ConvMethod::Direct);
+  EXPECT_EQ(editor.maxSide(), kMaxEditorKernelSize);
+  ASSERT_EQ(editor.kernel().width, 63);
+  ASSERT_EQ(editor.kernel().height, 63);
+  EXPECT_EQ(editor.kernel().at(31, 31), big.at(100, 99));
+  EXPECT_EQ(editor.kernel().at(0, 0), big.at(69, 68));
+  EXPECT_EQ(editor.preset(), KernelPreset::Custom);
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("201x199"))) << h.tab.errorText().toStdString();
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("63x63"))) << h.tab.errorText().toStdString();
+
+  // A preset is recomputed within the limit instead.
+  h.tab.setConvMethod(ConvMethod::Fft);
+  editor.setMotionBlur(151, 30);
+  EXPECT_EQ(editor.kernel().width, 151);
+  h.tab.setConvMethod(ConvMethod::Direct);
+  EXPECT_EQ(editor.preset(), KernelPreset::MotionBlur);
+  EXPECT_EQ(editor.kernel().values, motionBlurKernel(63, 30).values);
+  // Small kernels stay as they are.
+  editor.selectPreset(KernelPreset::Sharpen);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  EXPECT_EQ(editor.kernel().values, sharpenKernel().values);
+}
+
+TEST_F(FiltersGui, CpuAutoConvolutionShowsWhatItChose) {
+  Harness h;
+  const Image photo = test::randomImage(61, 43, 3, PixelType::U8, 402);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  h.tab.kernelEditor().setGaussian(3.0, 0);  // 19x19
+  h.tab.setBorder({BorderMode::Reflect, 0});
+  h.tab.setRunOn(true, false);
+  const int rows = h.timings.history().rowCount();
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterSpec spec = h.tab.spec();
+  EXPECT_EQ(spec.method, ConvMethod::Auto);
+  const FilterRun& run = *h.tab.lastRun();
+  ASSERT_NE(run.cpu, nullptr);
+  EXPECT_TRUE(test::imagesNear(makeFilter(spec)->runReference(photo), *run.cpu, 1.0));
+  EXPECT_EQ(run.method, QStringLiteral("auto"));
+  ASSERT_TRUE(run.cpuChoice.has_value());
+  EXPECT_FALSE(run.gpuChoice.has_value());
+  const std::optional<ConvCostModel> model = cachedCpuConvCostModel();
+  ASSERT_TRUE(model.has_value());  // calibrated by the run
+  EXPECT_EQ(*run.cpuChoice, model->choose(61, 43, 19, 19, 3));
+  const QString chosen = QString::fromUtf8(toString(*run.cpuChoice));
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → ") + chosen)) << h.tab.statusText().toStdString();
+  EXPECT_TRUE(run.operation.endsWith(QStringLiteral(" auto"))) << run.operation.toStdString();
+  ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
+  EXPECT_EQ(h.timings.history().runs().back().operation, run.operation + QStringLiteral(" → ") + chosen);
+  EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+TEST_F(FiltersGui, AutoConvolutionInTheMainWindowNamesItsChoiceInTheTimings) {
+  const QByteArray screenshots = qgetenv("GPULAB_TEST_SCREENSHOTS");  // DIR: keep a themed picture
+  if (!screenshots.isEmpty()) applyTheme(app());
+  MainWindow window({.persistSettings = false, .errorDialogs = false});
+  bool started = false;
+  QObject::connect(&window, &MainWindow::startupFinished, [&] { started = true; });
+  window.resize(1400, 900);
+  window.show();
+  window.startUp({});  // the bundled photo
+  ASSERT_TRUE(waitUntil([&] { return started; }));
+  ASSERT_TRUE(window.photo().hasPhoto());
+  ASSERT_TRUE(window.selectTab(QStringLiteral("filters")));
+  auto* tab = window.findChild<FiltersTab*>();
+  ASSERT_NE(tab, nullptr);
+  ASSERT_TRUE(waitUntil([&] { return tab->deviceKnown(); }));
+  tab->setOperation(FilterOp::Conv);
+  tab->setConvMethod(ConvMethod::Auto);
+  tab->kernelEditor().setGaussian(5.0, 0);  // 31x31
+  tab->setRunOn(true, true);
+  int finished = 0;
+  QObject::connect(tab, &FiltersTab::runFinished, [&] { ++finished; });
+  tab->apply();
+  ASSERT_TRUE(waitUntil([&] { return finished > 0; }, 300000));
+  ASSERT_TRUE(tab->hasResult()) << tab->errorText().toStdString();
+  const FilterRun& run = *tab->lastRun();
+  EXPECT_TRUE(run.cpuChoice.has_value());
+  EXPECT_EQ(run.gpuChoice.has_value(), cudaAvailable());
+  EXPECT_EQ(run.gpu != nullptr, cudaAvailable());
+  ASSERT_FALSE(window.timings().history().runs().empty());
+  const QString operation = window.timings().history().runs().back().operation;
+  EXPECT_TRUE(operation.startsWith(QStringLiteral("conv 31x31 same reflect101 auto → "))) << operation.toStdString();
+  EXPECT_TRUE(tab->statusText().contains(QStringLiteral("Method"))) << tab->statusText().toStdString();
+  EXPECT_TRUE(window.lastError().isEmpty()) << window.lastError().toStdString();
+  if (!screenshots.isEmpty()) {
+    QElapsedTimer settle;  // let the layout take the new summary in
+    settle.start();
+    while (settle.elapsed() < 300) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    EXPECT_TRUE(window.grab().save(QString::fromLocal8Bit(screenshots) + QStringLiteral("/filters_conv_auto.png")));
+  }
+}
+
+TEST_F(FiltersGui, CpuFftConvolutionTakesAKernelAbove127) {
+  Harness h;
+  const Image photo = test::randomImage(40, 30, 1, PixelType::U8, 403);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.setConvMethod(ConvMethod::Fft);
+  h.tab.kernelEditor().selectPreset(KernelPreset::Box);
+  h.tab.kernelEditor().findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(129);
+  h.tab.kernelEditor().findChild<QSpinBox*>(QStringLiteral("kernelHeight"))->setValue(131);
+  h.tab.setBorder({BorderMode::Wrap, 0});
+  h.tab.setRunOn(true, false);
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterSpec spec = h.tab.spec();
+  ASSERT_EQ(spec.kernel.width, 129);
+  ASSERT_EQ(spec.kernel.height, 131);
+  EXPECT_EQ(spec.kernel.values, boxKernel(129, 131).values);
+  const FilterRun& run = *h.tab.lastRun();
+  EXPECT_TRUE(test::imagesNear(makeFilter(spec)->runReference(photo), *run.cpu, 1.0));
+  EXPECT_EQ(run.cpuChoice, ConvAlgorithm::Fft);
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("fft"))) << h.tab.statusText().toStdString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Apply on the CPU
+
+TEST_F(FiltersGui, CpuBoxBlurGivesTheEnginesPixelsAndATimingsRow) {
+  Harness h;
+  // A photo that went through a file, as a user's would.
+  QTemporaryDir dir;
+  const std::filesystem::path file = QFile::encodeName(dir.filePath(QStringLiteral("small.png"))).toStdString();
+  saveImage(test::randomImage(37, 23, 3, PixelType::U8, 301), file);
+  const Image photo = loadImage(file);
+  ASSERT_TRUE(h.setPhoto(photo));
+
+  h.tab.setOperation(FilterOp::Box);
+  h.tab.setRadius(3);
+  h.tab.setBorder({BorderMode::Reflect, 0});
+  h.tab.setRunOn(true, false);
+  const int rows = h.timings.history().rowCount();
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.tab.hasResult());
+
+  const FilterSpec spec = h.tab.spec();
+  EXPECT_EQ(spec.op, FilterOp::Box);
+  EXPECT_EQ(spec.radius, 3);
+  const Image expected = makeFilter(spec)->runCpu(photo);
+  const FilterRun& run = *h.tab.lastRun();
+  ASSERT_NE(run.cpu, nullptr);
+  EXPECT_TRUE(test::imagesNear(expected, *run.cpu, 0));
+  EXPECT_EQ(run.gpu, nullptr);
+  EXPECT_EQ(h.tab.view().after(), toQImage(expected));  // what the screen shows
+  EXPECT_TRUE(h.tab.view().hasResult());
+
+  ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
+  const RunTiming& timing = h.timings.history().runs().back();
+  EXPECT_EQ(timing.operation, QStringLiteral("box r=3 reflect"));
+  ASSERT_TRUE(timing.cpuMs.has_value());
+  EXPECT_GT(*timing.cpuMs, 0.0);
+  EXPECT_GT(timing.cpuThreads, 0);
+  EXPECT_FALSE(timing.hasGpu());
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("OpenCV"))) << h.tab.statusText().toStdString();
+  EXPECT_TRUE(h.lastError.isEmpty());
+}
+
+TEST_F(FiltersGui, CpuConvolutionFromAPresetGivesTheEnginesPixels) {
+  Harness h;
+  const Image photo = test::randomImage(29, 17, 4, PixelType::U8, 302);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.kernelEditor().selectPreset(KernelPreset::Sharpen);
+  h.tab.kernelEditor().setMode(ConvMode::Full);
+  h.tab.setBorder({BorderMode::Constant, 7});
+  h.tab.setRunOn(true, false);
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+
+  const FilterSpec spec = h.tab.spec();
+  EXPECT_EQ(spec.kernel.values, sharpenKernel().values);
+  EXPECT_EQ(spec.mode, ConvMode::Full);
+  EXPECT_EQ(spec.border.value, 7.0);
+  const Image expected = makeFilter(spec)->runCpu(photo);
+  ASSERT_EQ(expected.width(), 31);  // 'full': W + kw - 1
+  EXPECT_TRUE(test::imagesNear(expected, *h.tab.lastRun()->cpu, 0));
+  EXPECT_EQ(h.tab.lastRun()->beforeOffset, QPoint(1, 1));  // the original sits one pixel in
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cancel, errors
+
+TEST_F(FiltersGui, CancelledCpuConvolutionChangesNothing) {
+  Harness h;
+  const Image photo = test::randomImage(1600, 1200, 3, PixelType::U8, 303);
+  ASSERT_TRUE(h.setPhoto(photo));
+  const quint64 generation = h.photo.current().generation;
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.kernelEditor().setGaussian(10.0, 63);
+  h.tab.setBorder({BorderMode::Wrap, 0});
+  h.tab.setRunOn(true, false);
+  const int rows = h.timings.history().rowCount();
+
+  // Cancel as soon as the first channel's progress shows: the run is certainly still going.
+  auto* progress = h.tab.findChild<QProgressBar*>(QStringLiteral("filterProgress"));
+  ASSERT_NE(progress, nullptr);
+  bool cancelledAtProgress = false;
+  QObject::connect(progress, &QProgressBar::valueChanged, [&](int value) {
+    if (value > 0 && h.tab.running()) {
+      h.tab.cancel();
+      cancelledAtProgress = true;
+    }
+  });
+  QElapsedTimer timer;
+  timer.start();
+  ASSERT_TRUE(h.applyAndWait(300000));
+  EXPECT_TRUE(cancelledAtProgress);
+  EXPECT_FALSE(h.tab.running());
+  EXPECT_FALSE(h.tab.hasResult());
+  EXPECT_FALSE(h.tab.view().hasResult());
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("Cancelled"))) << h.tab.statusText().toStdString();
+  EXPECT_EQ(h.timings.history().rowCount(), rows);
+  EXPECT_EQ(h.photo.current().generation, generation);
+  EXPECT_TRUE(h.workerPhoto() == photo);
+  EXPECT_TRUE(waitUntil([&] { return h.engine.pendingJobs() == 0; }));
+  EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+TEST_F(FiltersGui, BadParametersGiveASentenceNotACrash) {
+  Harness h;
+  // No photo yet.
+  ASSERT_TRUE(h.applyAndWait());
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("no photo"))) << h.tab.errorText().toStdString();
+
+  ASSERT_TRUE(h.setPhoto(test::randomImage(8, 8, 1, PixelType::U8, 304)));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.kernelEditor().setGaussian(2.0, 15);
+  h.tab.kernelEditor().setMode(ConvMode::Valid);
+  h.tab.setRunOn(true, false);
+  ASSERT_TRUE(h.applyAndWait());
+  EXPECT_FALSE(h.tab.hasResult());
+  const QString valid = h.tab.errorText();
+  ASSERT_FALSE(valid.isEmpty());
+  EXPECT_TRUE(valid.contains(QStringLiteral("'valid'")) && valid.contains(QStringLiteral("empty")))
+      << valid.toStdString();
+  EXPECT_TRUE(valid.front().isUpper() && valid.endsWith(QLatin1Char('.'))) << valid.toStdString();
+  EXPECT_TRUE(h.messages.contains(valid));  // and in the status bar
+
+  // A type the filter does not take.
+  ASSERT_TRUE(h.setPhoto(test::randomImage(9, 7, 1, PixelType::F64, 305)));
+  h.tab.setOperation(FilterOp::Box);
+  ASSERT_TRUE(h.applyAndWait());
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("f64"))) << h.tab.errorText().toStdString();
+  EXPECT_FALSE(h.tab.hasResult());
+
+  // Nowhere to run.
+  h.tab.setOperation(FilterOp::Sobel);
+  h.tab.setRunOn(false, false);
+  ASSERT_TRUE(h.applyAndWait());
+  EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("CPU"))) << h.tab.errorText().toStdString();
+
+  // And a good run afterwards clears the message: f64 Sobel is refused, f64 convolution is fine.
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.kernelEditor().selectPreset(KernelPreset::Laplacian);
+  h.tab.kernelEditor().setMode(ConvMode::Same);
+  h.tab.setRunOn(true, false);
+  ASSERT_TRUE(h.applyAndWait());
+  EXPECT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
+  EXPECT_TRUE(h.tab.hasResult());
+  EXPECT_TRUE(h.lastError.isEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keep result and Undo
+
+TEST_F(FiltersGui, KeepResultChainsFiltersAndUndoGoesBack) {
+  Harness h;
+  const Image photo = test::randomImage(41, 31, 3, PixelType::U8, 306);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setRunOn(true, false);
+  h.tab.setOperation(FilterOp::Box);
+  h.tab.setRadius(2);
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult());
+  const Image blurred = *h.tab.lastRun()->cpu;
+
+  int edits = h.edits;
+  h.tab.keepResult();
+  ASSERT_TRUE(waitUntil([&] { return h.edits > edits; }));
+  EXPECT_EQ(h.tab.undoDepth(), 1);
+  EXPECT_FALSE(h.tab.hasResult());  // the result is the photo now
+  EXPECT_TRUE(h.workerPhoto() == blurred);
+  EXPECT_EQ(h.photo.current().display, toQImage(blurred));
+
+  // The next filter works on the kept photo.
+  h.tab.setOperation(FilterOp::Sobel);
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult());
+  EXPECT_TRUE(test::imagesNear(makeFilter(h.tab.spec())->runCpu(blurred), *h.tab.lastRun()->cpu, 0));
+  edits = h.edits;
+  h.tab.keepResult();
+  ASSERT_TRUE(waitUntil([&] { return h.edits > edits; }));
+  EXPECT_EQ(h.tab.undoDepth(), 2);
+  EXPECT_EQ(h.workerPhoto().channels(), 1);  // Sobel gives one channel
+
+  for (const Image* expected : {&blurred, &photo}) {
+    edits = h.edits;
+    h.tab.undo();
+    ASSERT_TRUE(waitUntil([&] { return h.edits > edits; }));
+    EXPECT_TRUE(h.workerPhoto() == *expected);
+  }
+  EXPECT_EQ(h.tab.undoDepth(), 0);
+
+  // A photo from elsewhere (File > Open) starts a new history.
+  ASSERT_TRUE(h.applyAndWait());
+  edits = h.edits;
+  h.tab.keepResult();
+  ASSERT_TRUE(waitUntil([&] { return h.edits > edits; }));
+  EXPECT_EQ(h.tab.undoDepth(), 1);
+  ASSERT_TRUE(h.setPhoto(test::randomImage(5, 5, 1, PixelType::U8, 307)));
+  EXPECT_EQ(h.tab.undoDepth(), 0);
+  EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The before/after view
+
+TEST_F(FiltersGui, BeforeAfterViewSplitsAndSpaceShowsTheOriginal) {
+  BeforeAfterView view;
+  view.resize(300, 200);
+  QImage red(100, 60, QImage::Format_RGB32);
+  red.fill(Qt::red);
+  QImage blue(100, 60, QImage::Format_RGB32);
+  blue.fill(Qt::blue);
+  view.setBefore(red);
+  view.show();
+  const QPoint left(view.width() / 2 - 25, view.height() / 2 + 30);
+  const QPoint right(view.width() / 2 + 25, view.height() / 2 + 30);
+  auto colourAt = [&](QPoint p) { return view.grab().toImage().pixelColor(p); };
+  EXPECT_EQ(colourAt(right), QColor(Qt::red));  // no result: the original alone
+
+  view.setResult(blue);
+  EXPECT_EQ(view.mode(), BeforeAfterView::Mode::Split);
+  EXPECT_EQ(colourAt(left), QColor(Qt::red));
+  EXPECT_EQ(colourAt(right), QColor(Qt::blue));
+
+  QKeyEvent space(QEvent::KeyPress, Qt::Key_Space, Qt::NoModifier, QStringLiteral(" "));
+  QCoreApplication::sendEvent(&view, &space);
+  EXPECT_EQ(view.mode(), BeforeAfterView::Mode::Before);
+  EXPECT_EQ(colourAt(right), QColor(Qt::red));
+  QCoreApplication::sendEvent(&view, &space);
+  EXPECT_EQ(view.mode(), BeforeAfterView::Mode::Split);
+
+  view.setMode(BeforeAfterView::Mode::After);
+  EXPECT_EQ(colourAt(left), QColor(Qt::blue));
+  view.setMode(BeforeAfterView::Mode::Split);
+  view.setSplitFraction(0.0);
+  EXPECT_EQ(colourAt(left), QColor(Qt::blue));
+
+  view.clearResult();
+  EXPECT_FALSE(view.hasResult());
+  EXPECT_EQ(colourAt(right), QColor(Qt::red));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Without and with a GPU
+
+TEST_F(FiltersGui, WithoutAGpuTheGpuChoiceIsOffAndSaysWhy) {
+  if (cudaAvailable()) GTEST_SKIP() << "this machine has a CUDA device";
+  Harness h;
+  ASSERT_TRUE(h.tab.deviceKnown());
+  auto* gpu = h.tab.findChild<QCheckBox*>(QStringLiteral("filterRunGpu"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(gpu->isEnabled());
+  EXPECT_FALSE(gpu->isChecked());
+  EXPECT_TRUE(gpu->toolTip().startsWith(QStringLiteral("no CUDA device: CPU only"))) << gpu->toolTip().toStdString();
+  EXPECT_FALSE(h.tab.gpuAvailable());
+}
+
+TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
+  GPULAB_REQUIRE_GPU();
+  Harness h;
+  ASSERT_TRUE(h.tab.gpuAvailable());
+  const Image photo = test::randomImage(97, 61, 3, PixelType::U8, 308);
+  ASSERT_TRUE(h.setPhoto(photo));
+  ASSERT_TRUE(h.photo.current().onGpu);
+  h.tab.setRunOn(true, true);
+  h.tab.setOperation(FilterOp::Box);
+  h.tab.setRadius(4);
+  const int rows = h.timings.history().rowCount();
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterRun run = *h.tab.lastRun();  // a copy: Keep below clears the tab's
+  ASSERT_NE(run.gpu, nullptr);
+  ASSERT_NE(run.cpu, nullptr);
+  const Image reference = makeFilter(h.tab.spec())->runReference(photo);
+  EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 0));  // u8 box: GPU and reference agree exactly
+  EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1));  // OpenCV within 1
+  ASSERT_TRUE(run.maxAbsDiff.has_value());
+  EXPECT_LE(*run.maxAbsDiff, 1.0);
+  ASSERT_TRUE(run.gpuCompute.has_value());
+  EXPECT_EQ(run.gpuCompute->reps, 10);
+  EXPECT_GT(run.gpuCompute->medianMs, 0.0);
+  ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
+  const RunTiming& timing = h.timings.history().runs().back();
+  EXPECT_TRUE(timing.cpuMs && timing.computeMs && timing.downloadMs && timing.uploadMs);
+  EXPECT_TRUE(timing.speedupCompute().has_value());
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("max |CPU"))) << h.tab.statusText().toStdString();
+
+  // Keep the GPU result and chain a float convolution on it; the GPU works from the new resident photo.
+  auto* showGpu = h.tab.findChild<QAbstractButton*>(QStringLiteral("filterShowGpu"));
+  ASSERT_TRUE(showGpu->isChecked());
+  const int edits = h.edits;
+  h.tab.keepResult();
+  ASSERT_TRUE(waitUntil([&] { return h.edits > edits; }));
+  EXPECT_TRUE(h.workerPhoto() == *run.gpu);
+  EXPECT_TRUE(h.photo.current().onGpu);
+
+  const Image floats = test::randomImage(53, 41, 1, PixelType::F32, 309, 10.0);
+  ASSERT_TRUE(h.setPhoto(floats));
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.kernelEditor().setKernel({4, 3, {1, -2, 3, 0.5, 2, 0, -1, 4, 1.5, -3, 2, 1}});
+  h.tab.kernelEditor().setMode(ConvMode::Full);
+  h.tab.setBorder({BorderMode::Reflect, 0});
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const Image convRef = makeFilter(h.tab.spec())->runReference(floats);
+  EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->gpu, 1e-4, 1e-5));
+  EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->cpu, 1e-4, 1e-5));
+  EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
+  GPULAB_REQUIRE_GPU();
+  Harness h;
+  ASSERT_TRUE(h.tab.gpuAvailable());
+  const Image photo = test::randomImage(97, 61, 3, PixelType::U8, 404);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.tab.setRunOn(true, true);
+  h.tab.setOperation(FilterOp::Conv);
+  h.tab.setConvMethod(ConvMethod::Auto);
+  h.tab.kernelEditor().setGaussian(4.0, 0);  // 25x25
+  h.tab.setBorder({BorderMode::Reflect101, 0});
+  ASSERT_TRUE(h.applyAndWait());
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  {
+    const FilterRun& run = *h.tab.lastRun();
+    ASSERT_NE(run.gpu, nullptr);
+    ASSERT_NE(run.cpu, nullptr);
+    const Image reference = makeFilter(h.tab.spec())->runReference(photo);
+    EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 1.0));
+    EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1.0));
+    ASSERT_TRUE(run.gpuChoice.has_value());
+    ASSERT_TRUE(run.cpuChoice.has_value());
+    const std::optional<ConvCostModel> model = cachedGpuConvCostModel(0);
+    ASSERT_TRUE(model.has_value());  // calibrated before the timed runs
+    EXPECT_EQ(*run.gpuChoice, model->choose(97, 61, 25, 25, 3));
+    EXPECT_GT(run.gpuPrepareMs, 0.0);
+    ASSERT_TRUE(run.gpuCompute.has_value());
+    EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → "))) << h.tab.statusText().toStdString();
+  }
+
+  // A 201x201 kernel through the FFT on the GPU, on a photo small enough for the naive reference.
+  const Image small = test::randomImage(31, 23, 1, PixelType::F32, 405, 50.0);
+  ASSERT_TRUE(h.setPhoto(small));
+  h.tab.setConvMethod(ConvMethod::Fft);
+  h.tab.kernelEditor().setKernel(randomKernel(201, 201, 406));
+  h.tab.kernelEditor().setMode(ConvMode::Same);
+  h.tab.setBorder({BorderMode::Constant, 3});
+  ASSERT_TRUE(h.applyAndWait(300000));
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const FilterRun& run = *h.tab.lastRun();
+  const Image reference = makeFilter(h.tab.spec())->runReference(small);
+  double peak = 0;
+  for (float v : reference.samples<float>()) peak = std::max(peak, double(std::abs(v)));
+  EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 1e-4 * peak));  // float32, relative to the peak
+  EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1e-4 * peak));
+  EXPECT_EQ(run.gpuChoice, ConvAlgorithm::Fft);
+  EXPECT_EQ(run.method, QStringLiteral("fft"));
+}

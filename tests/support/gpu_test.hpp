@@ -1,0 +1,86 @@
+// Shared by the test suites: skip GPU tests with a reason on machines without a CUDA device, and
+// compare images naming the first differing pixel.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/image.hpp"
+
+#define GPULAB_REQUIRE_GPU()                                                                               \
+  do {                                                                                                     \
+    if (!::gpulab::cudaAvailable()) GTEST_SKIP() << "no CUDA device: " << ::gpulab::queryDevices().status; \
+  } while (0)
+
+namespace gpulab::test {
+
+/// Seeded random image: u8 uniform 0..255, floats uniform in [-1, 1) scaled by `scale`.
+inline Image randomImage(int width, int height, int channels, PixelType type, unsigned seed, double scale = 1.0) {
+  Image img(width, height, channels, type);
+  std::mt19937 rng(seed);
+  switch (type) {
+    case PixelType::U8: {
+      std::uniform_int_distribution<int> d(0, 255);
+      for (auto& v : img.samples<std::uint8_t>()) v = static_cast<std::uint8_t>(d(rng));
+      break;
+    }
+    case PixelType::F32: {
+      std::uniform_real_distribution<float> d(-1.f, 1.f);
+      for (auto& v : img.samples<float>()) v = static_cast<float>(d(rng) * scale);
+      break;
+    }
+    case PixelType::F64: {
+      std::uniform_real_distribution<double> d(-1.0, 1.0);
+      for (auto& v : img.samples<double>()) v = d(rng) * scale;
+      break;
+    }
+  }
+  return img;
+}
+
+/// Passes when every sample of `actual` is within `absTol + relTol * |expected|` of `expected`;
+/// otherwise names the first differing pixel with both values and how many differ.
+inline ::testing::AssertionResult imagesNear(const Image& expected, const Image& actual, double absTol,
+                                             double relTol = 0.0) {
+  if (expected.width() != actual.width() || expected.height() != actual.height() ||
+      expected.channels() != actual.channels() || expected.type() != actual.type())
+    return ::testing::AssertionFailure() << "shape differs: expected " << expected.describe() << ", got "
+                                         << actual.describe();
+  auto value = [](const Image& img, std::size_t i) -> double {
+    switch (img.type()) {
+      case PixelType::U8:
+        return img.samples<std::uint8_t>()[i];
+      case PixelType::F32:
+        return img.samples<float>()[i];
+      case PixelType::F64:
+        return img.samples<double>()[i];
+    }
+    return 0;
+  };
+  const std::size_t n = expected.pixelCount() * expected.channels();
+  std::size_t bad = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = value(expected, i), a = value(actual, i);
+    const bool ok = std::abs(e - a) <= absTol + relTol * std::abs(e) || (std::isnan(e) && std::isnan(a));
+    if (!ok) {
+      if (first == n) first = i;
+      ++bad;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  const std::size_t px = first / expected.channels();
+  std::ostringstream os;
+  os.precision(9);
+  os << bad << " of " << n << " samples differ; first at x=" << px % expected.width() << " y=" << px / expected.width()
+     << " c=" << first % expected.channels() << ": expected " << value(expected, first) << ", got "
+     << value(actual, first) << " (tolerance " << absTol << " + " << relTol << " relative)";
+  return ::testing::AssertionFailure() << os.str();
+}
+
+}  // namespace gpulab::test
