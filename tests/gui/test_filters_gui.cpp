@@ -24,23 +24,23 @@
 #include <optional>
 #include <random>
 
-#include "before_after_view.hpp"
-#include "command_line.hpp"
-#include "engine.hpp"
-#include "filters_presets.hpp"
-#include "filters_tab.hpp"
+#include "filters/filters_presets.hpp"
+#include "filters/filters_tab.hpp"
+#include "filters/kernel_editor.hpp"
 #include "gpulab/filters/conv_method.hpp"
 #include "gpulab/io/image_io.hpp"
-#include "image_convert.hpp"
-#include "kernel_editor.hpp"
-#include "main_window.hpp"
-#include "photo_document.hpp"
+#include "shell/command_line.hpp"
+#include "shell/engine.hpp"
+#include "shell/main_window.hpp"
+#include "shell/photo_document.hpp"
+#include "shell/tab_services.hpp"
+#include "shell/theme.hpp"
 #include "support/gpu_test.hpp"
 #include "support/gui_test_support.hpp"
-#include "tab_services.hpp"
-#include "theme.hpp"
-#include "timing_history.hpp"
-#include "timings_panel.hpp"
+#include "widgets/before_after_view.hpp"
+#include "widgets/image_convert.hpp"
+#include "widgets/timing_history.hpp"
+#include "widgets/timings_panel.hpp"
 
 using namespace gpulab;
 using namespace gpulab::gui;

@@ -24,19 +24,19 @@
 #include <stdexcept>
 #include <vector>
 
-#include "command_line.hpp"
-#include "device_panel.hpp"
-#include "engine.hpp"
 #include "gpulab/io/image_io.hpp"
-#include "image_convert.hpp"
-#include "image_view.hpp"
-#include "main_window.hpp"
-#include "resource_paths.hpp"
+#include "shell/command_line.hpp"
+#include "shell/engine.hpp"
+#include "shell/main_window.hpp"
+#include "shell/resource_paths.hpp"
 #include "support/gpu_test.hpp"
 #include "support/gui_test_support.hpp"
-#include "timing_bars.hpp"
-#include "timing_history.hpp"
-#include "timings_panel.hpp"
+#include "widgets/device_panel.hpp"
+#include "widgets/image_convert.hpp"
+#include "widgets/image_view.hpp"
+#include "widgets/timing_bars.hpp"
+#include "widgets/timing_history.hpp"
+#include "widgets/timings_panel.hpp"
 
 using namespace gpulab;
 using namespace gpulab::gui;

@@ -16,15 +16,15 @@
 #include <cmath>
 #include <functional>
 
-#include "command_line.hpp"
-#include "engine.hpp"
-#include "lab_plot.hpp"
-#include "lab_tab.hpp"
-#include "photo_document.hpp"
+#include "lab/lab_plot.hpp"
+#include "lab/lab_tab.hpp"
+#include "shell/command_line.hpp"
+#include "shell/engine.hpp"
+#include "shell/photo_document.hpp"
+#include "shell/tab_services.hpp"
 #include "support/gpu_test.hpp"
 #include "support/gui_test_support.hpp"
-#include "tab_services.hpp"
-#include "timings_panel.hpp"
+#include "widgets/timings_panel.hpp"
 
 using namespace gpulab;
 using namespace gpulab::gui;

@@ -24,17 +24,17 @@
 #include <optional>
 #include <vector>
 
-#include "command_line.hpp"
-#include "engine.hpp"
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
-#include "mandelbrot_tab.hpp"
-#include "photo_document.hpp"
-#include "run_timing.hpp"
+#include "mandelbrot/mandelbrot_tab.hpp"
+#include "shell/command_line.hpp"
+#include "shell/engine.hpp"
+#include "shell/photo_document.hpp"
+#include "shell/tab_services.hpp"
 #include "support/gpu_test.hpp"
 #include "support/gui_test_support.hpp"
-#include "tab_services.hpp"
-#include "timings_panel.hpp"
+#include "widgets/run_timing.hpp"
+#include "widgets/timings_panel.hpp"
 
 using namespace gpulab;
 using namespace gpulab::gui;

@@ -1,0 +1,280 @@
+#include "shell/engine.hpp"
+
+#include <QMetaObject>
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "widgets/image_convert.hpp"
+
+namespace gpulab::gui {
+
+// ---------------------------------------------------------------------------------------------
+// WorkerContext
+
+WorkerContext::WorkerContext(Publish publishPhoto) : publish_(std::move(publishPhoto)) {
+  devices_ = gpulab::queryDevices();
+  if (!devices_.available()) return;
+  try {
+    gpu_ = std::make_unique<gpulab::GpuContext>(0);
+  } catch (const std::exception& e) {
+    gpuError_ = QString::fromStdString(e.what());
+  }
+}
+
+WorkerContext::~WorkerContext() = default;
+
+gpulab::GpuContext& WorkerContext::gpu() {
+  if (!gpu_) throw std::logic_error("this job needs a GPU, and gpulab runs CPU only here");
+  return *gpu_;
+}
+
+const gpulab::Image& WorkerContext::photo() const {
+  if (!photo_) throw std::logic_error("there is no photo: open one first");
+  return *photo_;
+}
+
+const gpulab::DeviceImage& WorkerContext::devicePhoto() const {
+  if (devicePhoto_.empty()) {
+    if (!photo_) throw std::logic_error("there is no photo: open one first");
+    throw std::runtime_error(gpuNote_.isEmpty() ? std::string("the photo is not on the GPU: there is no GPU")
+                                                : "the photo is not on the GPU: " + gpuNote_.toStdString());
+  }
+  return devicePhoto_;
+}
+
+void WorkerContext::setPhoto(gpulab::Image image, const QString& source) {
+  if (image.empty()) throw std::invalid_argument("cannot show an empty image");
+  std::optional<double> uploadMs;
+  QString gpuNote;
+  devicePhoto_ = {};  // the previous photo's memory goes back before the new one is allocated
+  if (gpu_) {
+    try {
+      gpu_->upload(image, devicePhoto_);
+      // The first upload pays for allocations (device image, pinned staging); the second, into the
+      // same buffers, is the number a person should compare with compute times.
+      gpu_->upload(image, devicePhoto_);
+      uploadMs = gpu_->lastUpload().totalMs();
+    } catch (const std::exception& e) {
+      devicePhoto_ = {};
+      gpuNote = QString::fromStdString(e.what());
+    }
+  }
+  photo_ = std::make_shared<const gpulab::Image>(std::move(image));
+  publish(source, uploadMs, std::move(gpuNote));
+}
+
+void WorkerContext::setPhoto(gpulab::Image image, gpulab::DeviceImage resident, const QString& source) {
+  if (image.empty()) throw std::invalid_argument("cannot show an empty image");
+  if (resident.width() != image.width() || resident.height() != image.height() ||
+      resident.channels() != image.channels() || resident.type() != image.type())
+    throw std::invalid_argument("the resident GPU image does not have the shape of the host image " + image.describe());
+  devicePhoto_ = std::move(resident);
+  photo_ = std::make_shared<const gpulab::Image>(std::move(image));
+  publish(source, std::nullopt, {});
+}
+
+void WorkerContext::publish(const QString& source, std::optional<double> uploadMs, QString gpuNote) {
+  gpuNote_ = gpuNote;
+  PhotoUpdate update;
+  update.generation = ++generation_;
+  update.source = source;
+  update.description = QString::fromStdString(photo_->describe());
+  update.width = photo_->width();
+  update.height = photo_->height();
+  update.channels = photo_->channels();
+  update.sampleType = QString::fromUtf8(toString(photo_->type()));
+  update.hostBytes = static_cast<qint64>(photo_->sizeBytes());
+  update.onGpu = !devicePhoto_.empty();
+  update.gpuBytes = static_cast<qint64>(devicePhoto_.sizeBytes());
+  DisplayRange range;
+  update.display = toQImage(*photo_, &range);
+  update.displayNote = describeRange(*photo_, range);
+  update.uploadMs = uploadMs;
+  update.gpuNote = std::move(gpuNote);
+  if (publish_) publish_(std::move(update));
+}
+
+bool WorkerContext::cancelled() const noexcept { return job_ != nullptr && job_->cancel; }
+
+void WorkerContext::throwIfCancelled() const {
+  if (cancelled()) throw gpulab::OperationCancelled();
+}
+
+void WorkerContext::reportProgress(double fraction) {
+  if (progressSink_) progressSink_(std::clamp(fraction, 0.0, 1.0));
+}
+
+gpulab::CpuControl WorkerContext::cpuControl() {
+  gpulab::CpuControl control;
+  control.cancel = job_ != nullptr ? &job_->cancel : nullptr;
+  control.progress = [this](double f) { reportProgress(f); };
+  return control;
+}
+
+// ---------------------------------------------------------------------------------------------
+// EngineWorker: the QObject that lives on the worker thread and runs jobs in order.
+
+class EngineWorker : public QObject {
+ public:
+  void start(WorkerContext::Publish publish) { context_ = std::make_unique<WorkerContext>(std::move(publish)); }
+
+  void stop() {
+    context_.reset();  // frees the resident photo and the GPU context on this thread
+  }
+
+  /// Runs one job; `report(outcome, deliver, error)` is called on this thread with the result.
+  template <class Report, class Progress>
+  void run(const std::shared_ptr<detail::JobState>& state,
+           const std::function<std::function<void()>(WorkerContext&)>& body, Progress progress, Report report) {
+    {
+      std::lock_guard lock(runningMutex_);
+      running_ = state;
+    }
+    std::function<void()> deliver;
+    QString error;
+    int outcome = 2;  // 0 done, 1 failed, 2 cancelled
+    if (!state->cancel && !shuttingDown_ && context_) {
+      context_->job_ = state.get();
+      context_->progressSink_ = std::move(progress);
+      try {
+        deliver = body(*context_);
+        outcome = 0;
+      } catch (const gpulab::OperationCancelled&) {
+        outcome = 2;
+      } catch (const std::exception& e) {
+        error = QString::fromStdString(e.what());
+        outcome = 1;
+      } catch (...) {
+        error = QStringLiteral("the job failed with an unknown error");
+        outcome = 1;
+      }
+      context_->job_ = nullptr;
+      context_->progressSink_ = nullptr;
+    }
+    {
+      std::lock_guard lock(runningMutex_);
+      running_.reset();
+    }
+    report(outcome, std::move(deliver), error);
+  }
+
+  /// From the GUI thread: no new job starts, and the running one is asked to stop.
+  void shutDown() {
+    shuttingDown_ = true;
+    std::lock_guard lock(runningMutex_);
+    if (running_) running_->cancel = true;
+  }
+
+ private:
+  std::unique_ptr<WorkerContext> context_;
+  std::atomic<bool> shuttingDown_{false};
+  std::mutex runningMutex_;
+  std::shared_ptr<detail::JobState> running_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Engine
+
+Engine::Engine(QObject* parent) : QObject(parent), worker_(new EngineWorker) {
+  thread_.setObjectName(QStringLiteral("gpulab-engine"));
+  worker_->moveToThread(&thread_);
+  thread_.start();
+  QMetaObject::invokeMethod(
+      worker_,
+      [this, worker = worker_] {
+        worker->start([this](PhotoUpdate update) {
+          // Runs on the worker; the signal is emitted on the GUI thread, ahead of the job's outcome.
+          QMetaObject::invokeMethod(
+              this, [this, update = std::move(update)] { emit photoChanged(update); }, Qt::QueuedConnection);
+        });
+      },
+      Qt::QueuedConnection);
+}
+
+Engine::~Engine() {
+  for (const JobHandle& job : std::as_const(latestByKey_)) job.cancel();
+  worker_->shutDown();
+  // Queued jobs behind this are skipped; the running one stops at its next cancellation check.
+  QMetaObject::invokeMethod(
+      worker_, [worker = worker_] { worker->stop(); }, Qt::BlockingQueuedConnection);
+  thread_.quit();
+  thread_.wait();
+  delete worker_;
+}
+
+JobHandle Engine::post(QObject* receiver, Body body, JobOptions options) {
+  auto state = std::make_shared<detail::JobState>();
+  JobHandle handle(state);
+  if (!options.coalesceKey.isEmpty()) {
+    if (auto it = latestByKey_.find(options.coalesceKey); it != latestByKey_.end()) it->cancel();
+    latestByKey_.insert(options.coalesceKey, handle);
+  }
+  ++pending_;
+  const QPointer<QObject> target(receiver != nullptr ? receiver : this);
+  auto shared = std::make_shared<JobOptions>(std::move(options));
+  auto sharedBody = std::make_shared<Body>(std::move(body));
+
+  // Progress: throttled on the worker, delivered on the GUI thread.
+  using Clock = std::chrono::steady_clock;
+  auto progress = [this, state, target, shared, last = Clock::time_point{}, first = true](double f) mutable {
+    if (!shared->progress) return;
+    const auto now = Clock::now();
+    if (!first && f < 1.0 && now - last < std::chrono::milliseconds(50)) return;
+    first = false;
+    last = now;
+    QMetaObject::invokeMethod(
+        this,
+        [state, target, shared, f] {
+          if (target && !state->cancel && !state->finished) shared->progress(f);
+        },
+        Qt::QueuedConnection);
+  };
+
+  QMetaObject::invokeMethod(
+      worker_,
+      [this, worker = worker_, state, target, shared, sharedBody, progress]() mutable {
+        worker->run(state, *sharedBody, std::move(progress), [&](int outcome, Deliver doneFn, const QString& error) {
+          QMetaObject::invokeMethod(
+              this,
+              [this, state, target, shared, outcome, doneFn = std::move(doneFn), error] {
+                deliver(state, target, *shared, static_cast<Outcome>(outcome), doneFn, error);
+              },
+              Qt::QueuedConnection);
+        });
+        sharedBody.reset();  // the job's captures are released on the worker, after it ran
+      },
+      Qt::QueuedConnection);
+  return handle;
+}
+
+void Engine::deliver(const std::shared_ptr<detail::JobState>& state, const QPointer<QObject>& receiver,
+                     const JobOptions& options, Outcome outcome, const Deliver& done, const QString& error) {
+  --pending_;
+  state->finished = true;
+  if (!options.coalesceKey.isEmpty()) {
+    if (auto it = latestByKey_.find(options.coalesceKey); it != latestByKey_.end() && it->state_ == state)
+      latestByKey_.erase(it);
+  }
+  if (!receiver) return;
+  if (state->cancel) outcome = Outcome::Cancelled;  // a cancel() on this thread wins over a late result
+  switch (outcome) {
+    case Outcome::Done:
+      done();
+      break;
+    case Outcome::Failed:
+      if (options.failed)
+        options.failed(error);
+      else
+        emit jobFailed(error);
+      break;
+    case Outcome::Cancelled:
+      if (options.cancelled) options.cancelled();
+      break;
+  }
+}
+
+}  // namespace gpulab::gui

@@ -1,0 +1,128 @@
+// The application window: tabs in the centre (registered in main_window.cpp), the Device and
+// Timings docks, File / View / Help menus, recent files, drag and drop, and the status bar.
+// It owns the Engine (worker thread) and never calls the engine itself.
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+#include <functional>
+#include <memory>
+
+#include "shell/engine.hpp"
+#include "shell/photo_document.hpp"
+#include "shell/tab_services.hpp"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace gpulab::gui {
+
+class DevicePanel;
+class ImageView;
+class TimingsPanel;
+
+struct MainWindowOptions {
+  /// Read and write QSettings (recent files, window layout). Off for --screenshot.
+  bool persistSettings = true;
+  /// Show errors in a dialog as well as in the status bar. Off for --screenshot and tests.
+  bool errorDialogs = true;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(MainWindowOptions options = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Opens `file`, or the bundled photo when `file` is empty, and emits startupFinished() once that
+  /// photo is shown (or failed) and the Device panel has its first report.
+  void startUp(const QString& file);
+  /// Opens a photo on the worker; on failure the current photo stays and the error is reported.
+  void openFile(const QString& path);
+  /// Saves the current photo (format by extension) on the worker.
+  void saveTo(const QString& path);
+
+  /// Selects the tab whose title matches `name` (case-insensitive, '&' ignored).
+  bool selectTab(const QString& name);
+  QStringList tabNames() const;
+  QStringList recentFiles() const { return recent_; }
+  /// The ImageView of the current tab (the zoom actions act on it), or nullptr.
+  ImageView* currentImageView() const;
+  QString lastError() const { return lastError_; }
+
+  Engine& engine() noexcept { return engine_; }
+  PhotoDocument& photo() noexcept { return photo_; }
+  TimingsPanel& timings() noexcept { return *timings_; }
+  DevicePanel& devicePanel() noexcept { return *device_; }
+
+  static constexpr int kMaxRecentFiles = 8;
+
+ signals:
+  void startupFinished();
+  /// A photo was opened from `path` (not for photos that jobs produce).
+  void fileOpened(const QString& path);
+  void errorReported(const QString& message);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void registerTabs();
+  void addTab(QWidget* tab, const QString& title);
+  void createActions();
+  void createMenusAndToolBar();
+  void createDocks();
+  void createStatusBar();
+
+  void open(const QString& path, bool remember, std::function<void()> then);
+  void openWithDialog();
+  void saveWithDialog();
+  void photoChanged();
+  void currentTabChanged();
+  void updateZoomLabel();
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void reportError(const QString& message);
+  void showMessage(const QString& message, int timeoutMs = 5000);
+  void checkStartupFinished();
+
+  MainWindowOptions options_;
+  Engine engine_;  // first: constructed before, destroyed after, everything that submits to it
+  PhotoDocument photo_;
+  TimingsPanel* timings_ = nullptr;
+  DevicePanel* device_ = nullptr;
+  std::unique_ptr<TabServices> services_;
+  QTabWidget* tabs_ = nullptr;
+
+  QAction* openAction_ = nullptr;
+  QAction* saveAsAction_ = nullptr;
+  QAction* quitAction_ = nullptr;
+  QAction* zoomInAction_ = nullptr;
+  QAction* zoomOutAction_ = nullptr;
+  QAction* fitAction_ = nullptr;
+  QAction* actualSizeAction_ = nullptr;
+  QAction* aboutAction_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QMenu* viewMenu_ = nullptr;
+
+  QLabel* photoLabel_ = nullptr;
+  QLabel* pixelLabel_ = nullptr;
+  QLabel* zoomLabel_ = nullptr;
+  QLabel* deviceLabel_ = nullptr;
+
+  QStringList recent_;
+  QString currentFile_;
+  QString lastError_;
+  bool startupPhotoDone_ = false;
+  bool startupDeviceDone_ = false;
+  bool startupReported_ = false;
+  QMetaObject::Connection zoomConnection_;
+  QMetaObject::Connection pixelConnection_;
+};
+
+}  // namespace gpulab::gui

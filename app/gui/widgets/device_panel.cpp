@@ -1,0 +1,154 @@
+#include "widgets/device_panel.hpp"
+
+#include <QFormLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "gpulab/core/device.hpp"
+#include "gpulab/filters/filter.hpp"
+#include "shell/engine.hpp"
+
+namespace gpulab::gui {
+
+DeviceSnapshot DeviceSnapshot::capture(WorkerContext& ctx) {
+  DeviceSnapshot s;
+  const gpulab::DeviceReport& report = ctx.devices();
+  s.runtimeVersion = QString::fromStdString(gpulab::formatCudaVersion(report.runtimeVersion));
+  s.driverVersion = QString::fromStdString(gpulab::formatCudaVersion(report.driverVersion));
+  s.cpuThreads = gpulab::cpuThreads();  // what the OpenCV baselines run on
+  if (!ctx.hasGpu()) {
+    s.status = report.available() ? QStringLiteral("the GPU could not be opened (%1): CPU only").arg(ctx.gpuError())
+                                  : QString::fromStdString(report.status);
+    return s;
+  }
+  const int index = ctx.gpu().device();
+  const gpulab::DeviceInfo& info = report.devices.at(static_cast<std::size_t>(index));
+  const gpulab::MemoryUsage memory = gpulab::deviceMemory(index);
+  s.gpu = true;
+  s.name = QString::fromStdString(info.name);
+  s.computeCapability = QString::fromStdString(info.computeCapability());
+  s.multiprocessors = info.multiprocessors;
+  s.totalBytes = static_cast<qint64>(memory.total);
+  s.freeBytes = static_cast<qint64>(memory.free);
+  s.memoryBusWidthBits = info.memoryBusWidthBits;
+  s.l2CacheBytes = info.l2CacheBytes;
+  return s;
+}
+
+QString formatBytes(qint64 bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return QString::number(b / (1024.0 * 1024 * 1024), 'f', 2) + QStringLiteral(" GiB");
+  if (b >= 1024.0 * 1024) return QString::number(b / (1024.0 * 1024), 'f', 0) + QStringLiteral(" MiB");
+  if (b >= 1024.0) return QString::number(b / 1024.0, 'f', 0) + QStringLiteral(" KiB");
+  return QString::number(bytes) + QStringLiteral(" B");
+}
+
+DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
+    : QWidget(parent),
+      engine_(engine),
+      timer_(new QTimer(this)),
+      headline_(new QLabel(tr("Looking for a CUDA device..."))),
+      detail_(new QLabel),
+      form_(new QFormLayout),
+      capability_(new QLabel),
+      multiprocessors_(new QLabel),
+      memoryText_(new QLabel),
+      memoryBar_(new QProgressBar),
+      cuda_(new QLabel),
+      cpu_(new QLabel) {
+  QFont big = headline_->font();
+  big.setBold(true);
+  big.setPointSizeF(big.pointSizeF() * 1.15);
+  headline_->setFont(big);
+  headline_->setObjectName(QStringLiteral("deviceHeadline"));
+  headline_->setWordWrap(true);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  detail_->setWordWrap(true);
+  detail_->setObjectName(QStringLiteral("deviceDetail"));
+  detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  detail_->hide();
+
+  memoryBar_->setRange(0, 1000);
+  memoryBar_->setTextVisible(false);
+  memoryBar_->setFixedHeight(8);
+
+  form_->setLabelAlignment(Qt::AlignLeft);
+  form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form_->setHorizontalSpacing(14);
+  form_->setVerticalSpacing(6);
+  form_->addRow(tr("Compute capability"), capability_);
+  form_->addRow(tr("Multiprocessors"), multiprocessors_);
+  form_->addRow(tr("Memory in use"), memoryText_);
+  form_->addRow(QString(), memoryBar_);
+  form_->addRow(tr("CUDA runtime / driver"), cuda_);
+  form_->addRow(tr("CPU baseline threads"), cpu_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(10, 8, 10, 10);
+  layout->setSpacing(8);
+  layout->addWidget(headline_);
+  layout->addWidget(detail_);
+  layout->addLayout(form_);
+  layout->addStretch();
+
+  for (int row = 0; row < form_->rowCount(); ++row) form_->setRowVisible(row, false);
+
+  timer_->setInterval(kRefreshMs);
+  connect(timer_, &QTimer::timeout, this, &DevicePanel::refresh);
+  timer_->start();
+  refresh();
+}
+
+void DevicePanel::refresh() {
+  engine_.submit(
+      this, [](WorkerContext& ctx) { return DeviceSnapshot::capture(ctx); },
+      [this](const DeviceSnapshot& s) { display(s); },
+      {.coalesceKey = QStringLiteral("device-panel"),
+       .failed = [this](const QString& message) { showError(message); }});
+}
+
+QString DevicePanel::summary() const {
+  if (!valid_) return {};
+  return snapshot_.gpu ? snapshot_.name : tr("CPU only");
+}
+
+void DevicePanel::display(const DeviceSnapshot& s) {
+  snapshot_ = s;
+  valid_ = true;
+  cuda_->setText(QStringLiteral("%1 / %2").arg(s.runtimeVersion, s.driverVersion));
+  cpu_->setText(QString::number(s.cpuThreads));
+  if (s.gpu) {
+    headline_->setText(s.name);
+    detail_->hide();
+    capability_->setText(
+        QStringLiteral("sm_%1 (%2)").arg(QString(s.computeCapability).remove(QLatin1Char('.')), s.computeCapability));
+    multiprocessors_->setText(QString::number(s.multiprocessors));
+    const qint64 used = s.totalBytes - s.freeBytes;
+    memoryText_->setText(tr("%1 of %2").arg(formatBytes(used), formatBytes(s.totalBytes)));
+    memoryBar_->setValue(s.totalBytes > 0 ? static_cast<int>(1000 * used / s.totalBytes) : 0);
+    memoryBar_->setToolTip(tr("%1 free").arg(formatBytes(s.freeBytes)));
+    for (int row = 0; row < form_->rowCount(); ++row) form_->setRowVisible(row, true);
+  } else {
+    headline_->setText(tr("No CUDA device: CPU only"));
+    // The engine's sentence ends in ": CPU only", which the headline already says.
+    QString reason = s.status;
+    if (reason.endsWith(QStringLiteral(": CPU only"))) reason.chop(10);
+    if (!reason.isEmpty()) reason[0] = reason[0].toUpper();
+    detail_->setText(reason);
+    detail_->setVisible(!reason.isEmpty());
+    for (int row = 0; row < 4; ++row) form_->setRowVisible(row, false);
+    form_->setRowVisible(4, true);
+    form_->setRowVisible(5, true);
+    timer_->stop();  // nothing changes without a device
+  }
+  emit refreshed();
+}
+
+void DevicePanel::showError(const QString& message) {
+  detail_->setText(tr("Could not query the device: %1").arg(message));
+  detail_->show();
+}
+
+}  // namespace gpulab::gui
