@@ -30,13 +30,7 @@
 #include "support/cli_runner.hpp"
 #include "support/gpu_test.hpp"
 
-using gpulab::test::describe;
-using gpulab::test::isOneLine;
-using gpulab::test::Outcome;
-using gpulab::test::runCli;
-using gpulab::test::slurp;
-
-extern char** environ;
+using namespace gpulab::test;  // runCli, describe, slurp, ...
 
 using namespace gpulab;
 

@@ -22,13 +22,7 @@
 #include "gpulab/core/device.hpp"
 #include "support/cli_runner.hpp"
 
-using gpulab::test::describe;
-using gpulab::test::isOneLine;
-using gpulab::test::Outcome;
-using gpulab::test::runCli;
-using gpulab::test::slurp;
-
-extern char** environ;
+using namespace gpulab::test;  // runCli, describe, slurp, ...
 
 namespace {
 

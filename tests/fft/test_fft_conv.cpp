@@ -18,9 +18,11 @@
 #include "gpulab/fft/fft_conv.hpp"
 #include "gpulab/kernels/border.cuh"
 #include "internal/kernel_views.hpp"
+#include "support/conv_reference.hpp"
 #include "support/gpu_test.hpp"
 
 using namespace gpulab;
+using namespace gpulab::test;
 
 namespace {
 
@@ -28,118 +30,7 @@ constexpr BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, 
                                    BorderMode::Constant};
 constexpr ConvMode kModes[] = {ConvMode::Same, ConvMode::Full, ConvMode::Valid};
 
-Kernel2D randomKernel(int kw, int kh, unsigned seed) {
-  Kernel2D k;
-  k.width = kw;
-  k.height = kh;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  for (int i = 0; i < kw * kh; ++i) k.values.push_back(d(rng));
-  return k;
-}
-
-FilterSpec convSpec(Kernel2D k, BorderMode border, ConvMode mode, bool correlate, double value = 0.0) {
-  FilterSpec spec;
-  spec.op = FilterOp::Conv;
-  spec.kernel = std::move(k);
-  spec.border = {border, value};
-  spec.mode = mode;
-  spec.correlate = correlate;
-  return spec;
-}
-
-double sampleOf(const Image& img, int x, int y, int c) {
-  switch (img.type()) {
-    case PixelType::U8:
-      return img.at<std::uint8_t>(x, y, c);
-    case PixelType::F32:
-      return img.at<float>(x, y, c);
-    case PixelType::F64:
-      return img.at<double>(x, y, c);
-  }
-  return 0;
-}
-
-void storeOf(Image& img, int x, int y, int c, double v) {
-  switch (img.type()) {
-    case PixelType::U8:
-      img.at<std::uint8_t>(x, y, c) = static_cast<std::uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
-      return;
-    case PixelType::F32:
-      img.at<float>(x, y, c) = static_cast<float>(v);
-      return;
-    case PixelType::F64:
-      img.at<double>(x, y, c) = v;
-      return;
-  }
-}
-
-/// The definition, in double, with nothing shared with the engine but borderIndex:
-///   out(y, x) = sum_{i,j} k(i, j) ext(y + oy - i, x + ox - j), k flipped for correlation,
-/// offsets as scipy.signal.convolve2d; u8 RGBA in 'same' mode keeps its alpha (Conv2D's rule); the
-/// constant border value converted to the sample type first.
-Image naiveConv(const Image& in, const FilterSpec& spec) {
-  const int kw = spec.kernel.width, kh = spec.kernel.height, w = in.width(), h = in.height();
-  int ow = w, oh = h, ox = (kw - 1) / 2, oy = (kh - 1) / 2;
-  if (spec.mode == ConvMode::Full) ow = w + kw - 1, oh = h + kh - 1, ox = 0, oy = 0;
-  if (spec.mode == ConvMode::Valid) ow = w - kw + 1, oh = h - kh + 1, ox = kw - 1, oy = kh - 1;
-  const bool alpha = in.type() == PixelType::U8 && in.channels() == 4 && spec.mode == ConvMode::Same;
-  const int planes = alpha ? 3 : in.channels();
-  double value = spec.border.value;
-  if (in.type() == PixelType::U8) value = std::clamp(std::nearbyint(value), 0.0, 255.0);
-  if (in.type() == PixelType::F32) value = static_cast<float>(value);
-  auto ext = [&](int x, int y, int c) {
-    const int sx = borderIndex(x, w, spec.border.mode), sy = borderIndex(y, h, spec.border.mode);
-    return (sx < 0 || sy < 0) ? value : sampleOf(in, sx, sy, c);
-  };
-  auto tap = [&](int i, int j) {
-    return spec.correlate ? spec.kernel.at(kw - 1 - j, kh - 1 - i) : spec.kernel.at(j, i);
-  };
-  Image out(ow, oh, in.channels(), in.type());
-  for (int c = 0; c < in.channels(); ++c)
-    for (int y = 0; y < oh; ++y)
-      for (int x = 0; x < ow; ++x) {
-        if (c >= planes) {
-          storeOf(out, x, y, c, sampleOf(in, x, y, c));
-          continue;
-        }
-        double acc = 0;
-        for (int i = 0; i < kh; ++i)
-          for (int j = 0; j < kw; ++j) acc += tap(i, j) * ext(x + ox - j, y + oy - i, c);
-        storeOf(out, x, y, c, acc);
-      }
-  return out;
-}
-
-double peak(const Image& img) {
-  double m = 0;
-  for (int c = 0; c < img.channels(); ++c)
-    for (int y = 0; y < img.height(); ++y)
-      for (int x = 0; x < img.width(); ++x) m = std::max(m, std::abs(sampleOf(img, x, y, c)));
-  return m;
-}
-
 /// f32: 1e-4 relative to the result's peak; f64: 1e-10; u8: +-1 (float vs double before rounding).
-::testing::AssertionResult convNear(const Image& expected, const Image& actual) {
-  switch (expected.type()) {
-    case PixelType::U8:
-      return test::imagesNear(expected, actual, 1.0);
-    case PixelType::F32:
-      return test::imagesNear(expected, actual, 1e-4 * std::max(peak(expected), 1e-6));
-    case PixelType::F64:
-      return test::imagesNear(expected, actual, 1e-10 * std::max(peak(expected), 1e-6));
-  }
-  return ::testing::AssertionFailure();
-}
-
-bool fits(ConvMode mode, int w, int h, int kw, int kh) { return mode != ConvMode::Valid || (kw <= w && kh <= h); }
-
-std::string caseName(const FilterSpec& s) {
-  const char* modes[] = {"same", "full", "valid"};
-  return std::string(toString(s.border.mode)) + " " + modes[static_cast<int>(s.mode)] +
-         (s.correlate ? " correlate" : " convolve") + " k" + std::to_string(s.kernel.width) + "x" +
-         std::to_string(s.kernel.height);
-}
 
 Image fromRows(int w, int h, std::initializer_list<double> values) {
   Image img(w, h, 1, PixelType::F64);
@@ -252,7 +143,7 @@ const std::vector<ScipyCase> kScipyLargeKernelCases = {
 template <class Run>
 void checkScipy(const Image& img, const Kernel2D& kernel, const std::vector<ScipyCase>& cases, Run&& run) {
   for (const ScipyCase& sc : cases) {
-    const FilterSpec spec = convSpec(kernel, sc.border, sc.mode, false, sc.fill);
+    const FilterSpec spec = convSpec(kernel, sc.border, sc.mode, false, ConvMethod::Direct, sc.fill);
     Image expected(sc.ow, sc.oh, 1, PixelType::F64);
     std::copy(sc.expected.begin(), sc.expected.end(), expected.samples<double>().begin());
     EXPECT_TRUE(test::imagesNear(expected, naiveConv(img, spec), 1e-12)) << "reference " << caseName(spec);
@@ -298,7 +189,8 @@ class FftConvTable : public ::testing::TestWithParam<ConvTableParam> {
     for (BorderMode border : kBorders)
       for (ConvMode mode : kModes)
         for (bool correlate : {false, true}) {
-          const FilterSpec spec = convSpec(k, border, mode, correlate, border == BorderMode::Constant ? 0.75 : 0.0);
+          const FilterSpec spec =
+              convSpec(k, border, mode, correlate, ConvMethod::Direct, border == BorderMode::Constant ? 0.75 : 0.0);
           if (!fits(mode, w, h, kw, kh)) {
             EXPECT_THROW(FftConvolver(spec).outputShape({w, h, 1, PixelType::F32}), std::invalid_argument);
             continue;
@@ -411,7 +303,7 @@ TEST(FftConvCpu, LargeKernelsMatchTheDefinition) {
        {std::tuple{255, ConvMode::Same, BorderMode::Reflect101}, std::tuple{255, ConvMode::Same, BorderMode::Wrap},
         std::tuple{128, ConvMode::Same, BorderMode::Constant}, std::tuple{63, ConvMode::Full, BorderMode::Replicate}}) {
     const Image small = mode == ConvMode::Full ? test::randomImage(20, 15, 1, PixelType::F32, 92) : img;
-    const FilterSpec spec = convSpec(randomKernel(k, k, 93u + k), border, mode, false, -0.5);
+    const FilterSpec spec = convSpec(randomKernel(k, k, 93u + k), border, mode, false, ConvMethod::Direct, -0.5);
     EXPECT_TRUE(convNear(naiveConv(small, spec), FftConvolver(spec).runCpu(small))) << caseName(spec);
   }
 }
@@ -424,7 +316,7 @@ TEST(FftConvGpu, LargeKernelsMatchTheCpu) {
   for (auto [k, mode, border] :
        {std::tuple{255, ConvMode::Same, BorderMode::Reflect101}, std::tuple{127, ConvMode::Full, BorderMode::Wrap},
         std::tuple{63, ConvMode::Valid, BorderMode::Constant}, std::tuple{256, ConvMode::Same, BorderMode::Reflect}}) {
-    FftConvolver conv(convSpec(randomKernel(k, k, 96u + k), border, mode, false, 0.25));
+    FftConvolver conv(convSpec(randomKernel(k, k, 96u + k), border, mode, false, ConvMethod::Direct, 0.25));
     DeviceImage out;
     conv.runGpu(gpu, d, out);
     EXPECT_TRUE(convNear(conv.runCpu(img), gpu.download(out))) << conv.describe();
@@ -491,7 +383,7 @@ TEST(FftConvGpu, CircularMethodMatchesTheCpuAtPhotoSizes) {
   for (int k : {2, 15, 31, 63})
     for (BorderMode border : kBorders)
       for (ConvMode mode : {ConvMode::Same, ConvMode::Valid}) {
-        FilterSpec spec = convSpec(randomKernel(k, k, 125u + k), border, mode, k % 2 == 0, -0.25);
+        FilterSpec spec = convSpec(randomKernel(k, k, 125u + k), border, mode, k % 2 == 0, ConvMethod::Direct, -0.25);
         FftConvolver conv(spec);
         EXPECT_TRUE(conv.geometry(320, 240).circular);
         DeviceImage out;
@@ -538,7 +430,9 @@ TEST(FftConvErrors, BadSpecsThrowOneSentence) {
       std::string::npos);
   EXPECT_NE(message(convSpec(Kernel2D{2, 1, {1, NAN}}, BorderMode::Reflect101, ConvMode::Same, false)).find("finite"),
             std::string::npos);
-  EXPECT_FALSE(message(convSpec(Kernel2D{1, 1, {1}}, BorderMode::Constant, ConvMode::Same, false, INFINITY)).empty());
+  EXPECT_FALSE(
+      message(convSpec(Kernel2D{1, 1, {1}}, BorderMode::Constant, ConvMode::Same, false, ConvMethod::Direct, INFINITY))
+          .empty());
   EXPECT_NE(message(convSpec(randomKernel(kMaxFftKernelSide + 1, 1, 1), BorderMode::Wrap, ConvMode::Same, false))
                 .find("1025x1"),
             std::string::npos);
@@ -556,7 +450,8 @@ TEST(FftConvErrors, BadSpecsThrowOneSentence) {
 
 TEST(FftConvCpu, AlphaPassesInSameModeOnlyAndU8BordersAreRounded) {
   const Image rgba = test::randomImage(9, 7, 4, PixelType::U8, 12);
-  FilterSpec spec = convSpec(Kernel2D{3, 1, {0.25, 0.5, 0.25}}, BorderMode::Constant, ConvMode::Same, false, 99.6);
+  FilterSpec spec = convSpec(Kernel2D{3, 1, {0.25, 0.5, 0.25}}, BorderMode::Constant, ConvMode::Same, false,
+                             ConvMethod::Direct, 99.6);
   const Image same = FftConvolver(spec).runCpu(rgba);
   EXPECT_TRUE(test::imagesNear(rgba.channel(3), same.channel(3), 0));
   // Column 0 of the red channel reads the border value 100 (99.6 rounded) on its left.

@@ -112,12 +112,8 @@ std::vector<BoxCase> boxCases() {
 
 // References are slow: computed once per case and shared by the CPU and GPU suites.
 const Image& referenceFor(const BoxCase& c) {
-  static std::mutex mutex;
-  static std::map<std::string, Image> cache;
-  std::lock_guard lock(mutex);
-  auto it = cache.find(c.name());
-  if (it == cache.end()) it = cache.emplace(c.name(), BoxBlur(c.radius, c.border()).runReference(c.input())).first;
-  return it->second;
+  return test::cachedReference(c,
+                               [](const BoxCase& k) { return BoxBlur(k.radius, k.border()).runReference(k.input()); });
 }
 
 ::testing::AssertionResult matches(const BoxCase& c, const Image& expected, const Image& actual, bool exactU8) {

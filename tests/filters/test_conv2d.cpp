@@ -76,25 +76,13 @@ Image imageFrom(int width, int height, std::span<const double> values, PixelType
   return type == PixelType::F64 ? img : img.convertedTo(type);
 }
 
-double sampleAt(const Image& img, std::size_t i) {
-  switch (img.type()) {
-    case PixelType::U8:
-      return img.samples<std::uint8_t>()[i];
-    case PixelType::F32:
-      return img.samples<float>()[i];
-    case PixelType::F64:
-      return img.samples<double>()[i];
-  }
-  return 0;
-}
-
 /// `actual` within the per-type tolerance of `expected` (see the file comment).
 ::testing::AssertionResult matches(const Image& expected, const Image& actual, double relative = -1.0) {
   if (expected.type() == PixelType::U8) return test::imagesNear(expected, actual, 1.0);
   if (relative < 0) relative = expected.type() == PixelType::F32 ? 1e-5 : 1e-12;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, mag = 0;
   for (std::size_t i = 0; i < expected.pixelCount() * static_cast<std::size_t>(expected.channels()); ++i) {
-    const double v = sampleAt(expected, i);
+    const double v = test::sampleAt(expected, i);
     lo = std::min(lo, v);
     hi = std::max(hi, v);
     mag = std::max(mag, std::abs(v));

@@ -25,37 +25,17 @@
 #include "gpulab/filters/filter.hpp"
 #include "gpulab/kernels/border.cuh"
 #include "internal/kernel_views.hpp"
+#include "support/conv_reference.hpp"
 #include "support/gpu_test.hpp"
 
 using namespace gpulab;
+using namespace gpulab::test;
 
 namespace {
 
 constexpr BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
                                    BorderMode::Constant};
 constexpr ConvMode kModes[] = {ConvMode::Same, ConvMode::Full, ConvMode::Valid};
-
-Kernel2D randomKernel(int kw, int kh, unsigned seed) {
-  Kernel2D k;
-  k.width = kw;
-  k.height = kh;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  for (int i = 0; i < kw * kh; ++i) k.values.push_back(d(rng));
-  return k;
-}
-
-FilterSpec convSpec(Kernel2D k, BorderMode border, ConvMode mode, bool correlate, ConvMethod method,
-                    double value = 0.0) {
-  FilterSpec spec;
-  spec.op = FilterOp::Conv;
-  spec.kernel = std::move(k);
-  spec.border = {border, value};
-  spec.mode = mode;
-  spec.correlate = correlate;
-  spec.method = method;
-  return spec;
-}
 
 /// A mean kernel of the same size (u8 results stay in range, so +-1 is a fair tolerance).
 FilterSpec meanOf(FilterSpec spec) {
@@ -64,91 +44,6 @@ FilterSpec meanOf(FilterSpec spec) {
   spec.border.value = 199.6;  // 200 once converted to u8
   return spec;
 }
-
-double sampleOf(const Image& img, int x, int y, int c) {
-  switch (img.type()) {
-    case PixelType::U8:
-      return img.at<std::uint8_t>(x, y, c);
-    case PixelType::F32:
-      return img.at<float>(x, y, c);
-    case PixelType::F64:
-      return img.at<double>(x, y, c);
-  }
-  return 0;
-}
-
-double peak(const Image& img) {
-  double m = 0;
-  for (int c = 0; c < img.channels(); ++c)
-    for (int y = 0; y < img.height(); ++y)
-      for (int x = 0; x < img.width(); ++x) m = std::max(m, std::abs(sampleOf(img, x, y, c)));
-  return m;
-}
-
-::testing::AssertionResult convNear(const Image& expected, const Image& actual) {
-  switch (expected.type()) {
-    case PixelType::U8:
-      return test::imagesNear(expected, actual, 1.0);
-    case PixelType::F32:
-      return test::imagesNear(expected, actual, 1e-4 * std::max(peak(expected), 1e-6));
-    case PixelType::F64:
-      return test::imagesNear(expected, actual, 1e-10 * std::max(peak(expected), 1e-6));
-  }
-  return ::testing::AssertionFailure();
-}
-
-/// The definition in double, sharing nothing with the engine but borderIndex (for the kernels above
-/// 127 that Conv2D cannot take): out(y, x) = sum k(i, j) ext(y + oy - i, x + ox - j), scipy's
-/// offsets, u8 RGBA 'same' keeps alpha, the constant converted to the sample type first.
-Image naiveConv(const Image& in, const FilterSpec& spec) {
-  const int kw = spec.kernel.width, kh = spec.kernel.height, w = in.width(), h = in.height();
-  int ow = w, oh = h, ox = (kw - 1) / 2, oy = (kh - 1) / 2;
-  if (spec.mode == ConvMode::Full) ow = w + kw - 1, oh = h + kh - 1, ox = 0, oy = 0;
-  if (spec.mode == ConvMode::Valid) ow = w - kw + 1, oh = h - kh + 1, ox = kw - 1, oy = kh - 1;
-  const bool alpha = in.type() == PixelType::U8 && in.channels() == 4 && spec.mode == ConvMode::Same;
-  double value = spec.border.value;
-  if (in.type() == PixelType::U8) value = std::clamp(std::nearbyint(value), 0.0, 255.0);
-  if (in.type() == PixelType::F32) value = static_cast<float>(value);
-  Image out(ow, oh, in.channels(), in.type());
-  for (int c = 0; c < in.channels(); ++c)
-    for (int y = 0; y < oh; ++y)
-      for (int x = 0; x < ow; ++x) {
-        double acc = 0;
-        if (alpha && c == 3) {
-          acc = sampleOf(in, x, y, c);
-        } else {
-          for (int i = 0; i < kh; ++i) {
-            const int sy = borderIndex(y + oy - i, h, spec.border.mode);
-            for (int j = 0; j < kw; ++j) {
-              const int sx = borderIndex(x + ox - j, w, spec.border.mode);
-              const double tap = spec.correlate ? spec.kernel.at(kw - 1 - j, kh - 1 - i) : spec.kernel.at(j, i);
-              acc += tap * ((sx < 0 || sy < 0) ? value : sampleOf(in, sx, sy, c));
-            }
-          }
-        }
-        switch (out.type()) {
-          case PixelType::U8:
-            out.at<std::uint8_t>(x, y, c) = static_cast<std::uint8_t>(std::clamp(std::nearbyint(acc), 0.0, 255.0));
-            break;
-          case PixelType::F32:
-            out.at<float>(x, y, c) = static_cast<float>(acc);
-            break;
-          case PixelType::F64:
-            out.at<double>(x, y, c) = acc;
-            break;
-        }
-      }
-  return out;
-}
-
-std::string caseName(const FilterSpec& s) {
-  const char* modes[] = {"same", "full", "valid"};
-  return std::string(toString(s.method)) + " " + std::string(toString(s.border.mode)) + " " +
-         modes[static_cast<int>(s.mode)] + (s.correlate ? " correlate" : " convolve") + " k" +
-         std::to_string(s.kernel.width) + "x" + std::to_string(s.kernel.height);
-}
-
-bool fits(ConvMode mode, int w, int h, int kw, int kh) { return mode != ConvMode::Valid || (kw <= w && kh <= h); }
 
 /// Models that always choose one method: a line of 0 ms is never beaten; a tie goes to direct.
 ConvCostModel alwaysDirect() { return ConvCostModel({0.0, 0.0}, {1.0, 1.0}); }

@@ -97,12 +97,8 @@ std::vector<SobelCase> sobelCases() {
 }
 
 const Image& referenceFor(const SobelCase& c) {
-  static std::mutex mutex;
-  static std::map<std::string, Image> cache;
-  std::lock_guard lock(mutex);
-  auto it = cache.find(c.name());
-  if (it == cache.end()) it = cache.emplace(c.name(), Sobel(c.component, c.border()).runReference(c.input())).first;
-  return it->second;
+  return test::cachedReference(
+      c, [](const SobelCase& k) { return Sobel(k.component, k.border()).runReference(k.input()); });
 }
 
 // The luminance's range (what the gradients scale with) and the border value's.
@@ -143,20 +139,6 @@ double rangeOf(const SobelCase& c) { return std::max(maxAbs(c.input()), std::abs
   return test::imagesNear(expected, actual, 1e-5 * 8 * rangeOf(c), 1e-5);
 }
 
-kernels::SobelPart partOf(SobelComponent c) {
-  switch (c) {
-    case SobelComponent::Magnitude:
-      return kernels::SobelPart::Magnitude;
-    case SobelComponent::X:
-      return kernels::SobelPart::X;
-    case SobelComponent::Y:
-      return kernels::SobelPart::Y;
-    case SobelComponent::Direction:
-      return kernels::SobelPart::Direction;
-  }
-  return kernels::SobelPart::Magnitude;
-}
-
 // The GPU thread code, run on the host over planes laid out as on the GPU.
 Image emulate(const SobelCase& c) {
   const Image in = c.input();
@@ -172,7 +154,7 @@ Image emulate(const SobelCase& c) {
     auto plane = [&](std::vector<T>& v) { return kernels::Plane<const T>{v.data(), c.width, c.height, pitch}; };
     const kernels::Plane<T> outPlane{target.data(), c.width, c.height, pitch};
     kernels::runSobelOnHost<T>(plane(planes[0]), plane(planes[1]), plane(planes[2]), c.channels >= 3, outPlane,
-                               partOf(c.component), toKernel(c.mode), static_cast<float>(c.borderValue()));
+                               toKernel(c.component), toKernel(c.mode), static_cast<float>(c.borderValue()));
     for (int y = 0; y < c.height; ++y)
       for (int x = 0; x < c.width; ++x) out.at<T>(x, y) = outPlane(x, y);
   };

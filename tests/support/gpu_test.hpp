@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -44,6 +47,59 @@ inline Image randomImage(int width, int height, int channels, PixelType type, un
   return img;
 }
 
+/// The reference image of a table case, computed once per case name and shared by the suites that
+/// compare against it (references are slow). Thread-safe.
+template <class Case, class Compute>
+const Image& cachedReference(const Case& c, Compute&& compute) {
+  static std::mutex mutex;
+  static std::map<std::string, Image> cache;
+  const std::lock_guard lock(mutex);
+  auto it = cache.find(c.name());
+  if (it == cache.end()) it = cache.emplace(c.name(), compute(c)).first;
+  return it->second;
+}
+
+/// Sample (x, y, c) of any host image as a double.
+inline double sampleAt(const Image& img, int x, int y, int c) {
+  switch (img.type()) {
+    case PixelType::U8:
+      return img.at<std::uint8_t>(x, y, c);
+    case PixelType::F32:
+      return img.at<float>(x, y, c);
+    case PixelType::F64:
+      return img.at<double>(x, y, c);
+  }
+  return 0;
+}
+
+/// Sample i of all of them (interleaved order) as a double.
+inline double sampleAt(const Image& img, std::size_t i) {
+  switch (img.type()) {
+    case PixelType::U8:
+      return img.samples<std::uint8_t>()[i];
+    case PixelType::F32:
+      return img.samples<float>()[i];
+    case PixelType::F64:
+      return img.samples<double>()[i];
+  }
+  return 0;
+}
+
+/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated.
+inline void storeAt(Image& img, int x, int y, int c, double v) {
+  switch (img.type()) {
+    case PixelType::U8:
+      img.at<std::uint8_t>(x, y, c) = static_cast<std::uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
+      return;
+    case PixelType::F32:
+      img.at<float>(x, y, c) = static_cast<float>(v);
+      return;
+    case PixelType::F64:
+      img.at<double>(x, y, c) = v;
+      return;
+  }
+}
+
 /// Passes when every sample of `actual` is within `absTol + relTol * |expected|` of `expected`;
 /// otherwise names the first differing pixel with both values and how many differ.
 inline ::testing::AssertionResult imagesNear(const Image& expected, const Image& actual, double absTol,
@@ -52,17 +108,7 @@ inline ::testing::AssertionResult imagesNear(const Image& expected, const Image&
       expected.channels() != actual.channels() || expected.type() != actual.type())
     return ::testing::AssertionFailure() << "shape differs: expected " << expected.describe() << ", got "
                                          << actual.describe();
-  auto value = [](const Image& img, std::size_t i) -> double {
-    switch (img.type()) {
-      case PixelType::U8:
-        return img.samples<std::uint8_t>()[i];
-      case PixelType::F32:
-        return img.samples<float>()[i];
-      case PixelType::F64:
-        return img.samples<double>()[i];
-    }
-    return 0;
-  };
+  auto value = [](const Image& img, std::size_t i) { return sampleAt(img, i); };
   const std::size_t n = expected.pixelCount() * expected.channels();
   std::size_t bad = 0, first = n;
   for (std::size_t i = 0; i < n; ++i) {

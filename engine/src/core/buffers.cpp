@@ -9,9 +9,10 @@
 namespace gpulab {
 
 // ---------------------------------------------------------------------------------------------
-// DeviceBuffer
+// Buffers
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) {
+template <>
+Buffer<MemoryKind::Device>::Buffer(std::size_t bytes) {
   if (bytes == 0) return;
   const cudaError_t status = cudaMalloc(&ptr_, bytes);
   if (status == cudaErrorMemoryAllocation) {
@@ -23,62 +24,22 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) {
   bytes_ = bytes;
 }
 
-DeviceBuffer::~DeviceBuffer() { reset(); }
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    reset();
-    ptr_ = std::exchange(other.ptr_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
-
-void DeviceBuffer::reserve(std::size_t bytes) {
-  if (bytes <= bytes_) return;
-  reset();
-  *this = DeviceBuffer(bytes);
-}
-
-void DeviceBuffer::reset() noexcept {
-  if (ptr_ != nullptr) cudaFree(ptr_);  // an unloading runtime (cudaErrorCudartUnloading) is fine here
-  ptr_ = nullptr;
-  bytes_ = 0;
-}
-
-// ---------------------------------------------------------------------------------------------
-// PinnedBuffer
-
-PinnedBuffer::PinnedBuffer(std::size_t bytes) {
+template <>
+Buffer<MemoryKind::Pinned>::Buffer(std::size_t bytes) {
   if (bytes == 0) return;
   GPULAB_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
   bytes_ = bytes;
 }
 
-PinnedBuffer::~PinnedBuffer() { reset(); }
-
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
-  if (this != &other) {
-    reset();
-    ptr_ = std::exchange(other.ptr_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
+template <>
+void Buffer<MemoryKind::Device>::reset() noexcept {
+  if (ptr_ != nullptr) cudaFree(ptr_);  // an unloading runtime (cudaErrorCudartUnloading) is fine here
+  ptr_ = nullptr;
+  bytes_ = 0;
 }
 
-void PinnedBuffer::reserve(std::size_t bytes) {
-  if (bytes <= bytes_) return;
-  reset();
-  *this = PinnedBuffer(bytes);
-}
-
-void PinnedBuffer::reset() noexcept {
+template <>
+void Buffer<MemoryKind::Pinned>::reset() noexcept {
   if (ptr_ != nullptr) cudaFreeHost(ptr_);
   ptr_ = nullptr;
   bytes_ = 0;

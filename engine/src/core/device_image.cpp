@@ -65,21 +65,6 @@ void DeviceImage::release() noexcept {
 
 namespace {
 
-template <class F>
-void visitSampleType(PixelType type, F&& f) {
-  switch (type) {
-    case PixelType::U8:
-      f(std::uint8_t{});
-      return;
-    case PixelType::F32:
-      f(float{});
-      return;
-    case PixelType::F64:
-      f(double{});
-      return;
-  }
-}
-
 int selectDevice(int device) {
   GPULAB_CUDA_CHECK(cudaSetDevice(device));
   return device;
@@ -118,7 +103,7 @@ void GpuContext::upload(const Image& src, DeviceImage& dst) {
     deviceStaging_.reserve(bytes);
     GPULAB_CUDA_CHECK(
         cudaMemcpyAsync(deviceStaging_.data(), hostStaging_.data(), bytes, cudaMemcpyHostToDevice, stream_));
-    visitSampleType(src.type(), [&](auto sample) {
+    visitPixelType(src.type(), [&](auto sample) {
       using T = decltype(sample);
       kernels::launchDeinterleave<T>(deviceStaging_.as<T>(), src.channels(), stackOf<T>(dst), stream_);
     });
@@ -148,7 +133,7 @@ void GpuContext::download(const DeviceImage& src, Image& dst) {
                                         src.pitch(), dst.rowBytes(), dst.height(), cudaMemcpyDeviceToHost, stream_));
   } else {
     deviceStaging_.reserve(bytes);
-    visitSampleType(src.type(), [&](auto sample) {
+    visitPixelType(src.type(), [&](auto sample) {
       using T = decltype(sample);
       const kernels::Plane<const T> stack{planeOf<T>(src, 0).data, src.width(), src.height(), src.pitch()};
       kernels::launchInterleave<T>(stack, src.channels(), deviceStaging_.as<T>(), stream_);

@@ -50,28 +50,13 @@ void convertSamples(std::span<const Src> src, std::span<Dst> dst) {
   }
 }
 
-template <class F>
-void visitType(PixelType type, F&& f) {
-  switch (type) {
-    case PixelType::U8:
-      f(std::uint8_t{});
-      return;
-    case PixelType::F32:
-      f(float{});
-      return;
-    case PixelType::F64:
-      f(double{});
-      return;
-  }
-}
-
 }  // namespace
 
 Image Image::convertedTo(PixelType type) const {
   if (type == type_) return *this;
   Image out(width_, height_, channels_, type);
-  visitType(type_, [&](auto src) {
-    visitType(type, [&](auto dst) {
+  visitPixelType(type_, [&](auto src) {
+    visitPixelType(type, [&](auto dst) {
       using S = decltype(src);
       using D = decltype(dst);
       convertSamples<S, D>(samples<S>(), out.samples<D>());

@@ -118,21 +118,6 @@ namespace {
 
 enum Stage : int { kPad = 1, kForward = 2, kMultiply = 4, kInverse = 8, kCrop = 16, kAllStages = 31 };
 
-template <class F>
-void dispatchConvType(PixelType type, F&& f) {
-  switch (type) {
-    case PixelType::U8:
-      f(std::uint8_t{}, float{});
-      return;
-    case PixelType::F32:
-      f(float{}, float{});
-      return;
-    case PixelType::F64:
-      f(double{}, double{});
-      return;
-  }
-}
-
 /// Conv2D's rule: u8 RGBA in 'same' mode passes alpha through; every other channel is convolved.
 int convolvedChannels(const ImageShape& in, ConvMode mode) {
   return in.type == PixelType::U8 && in.channels == 4 && mode == ConvMode::Same ? 3 : in.channels;
@@ -427,14 +412,14 @@ void prepareOutput(const DeviceImage& in, DeviceImage& out, const ImageShape& sh
 
 double FftConvolver::prepare(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   prepareOutput(in, out, outputShape(shapeOf(in)));
-  dispatchConvType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, 0); });
+  visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, 0); });
   gpu.synchronize();
   return plans_.takeCreationMs();
 }
 
 void FftConvolver::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   prepareOutput(in, out, outputShape(shapeOf(in)));
-  dispatchConvType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+  visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
 }
 
 FftConvolver::StageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
@@ -444,7 +429,8 @@ FftConvolver::StageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceI
     return timeStream(
         gpu.stream(),
         [&] {
-          dispatchConvType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
+          visitTransformType(in.type(),
+                             [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
         },
         options);
   };

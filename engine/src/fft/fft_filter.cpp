@@ -176,21 +176,6 @@ void FftFilter::enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
 
 namespace {
 
-template <class F>
-void dispatchFilterType(PixelType type, F&& f) {
-  switch (type) {
-    case PixelType::U8:
-      f(std::uint8_t{}, float{});
-      return;
-    case PixelType::F32:
-      f(float{}, float{});
-      return;
-    case PixelType::F64:
-      f(double{}, double{});
-      return;
-  }
-}
-
 void shapeOutput(const DeviceImage& in, DeviceImage& out) {
   if (&out != &in && !out.sameShape(in)) out = DeviceImage(in.width(), in.height(), in.channels(), in.type());
 }
@@ -200,14 +185,14 @@ void shapeOutput(const DeviceImage& in, DeviceImage& out) {
 double FftFilter::prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   checkInput(in);
   shapeOutput(in, out);
-  dispatchFilterType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, 0); });
+  visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, 0); });
   return plans_.takeCreationMs();
 }
 
 void FftFilter::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   checkInput(in);
   shapeOutput(in, out);
-  dispatchFilterType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+  visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
 }
 
 FftFilter::StageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
@@ -219,7 +204,7 @@ FftFilter::StageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& 
     return timeStream(
         gpu.stream(),
         [&] {
-          dispatchFilterType(in.type(),
+          visitTransformType(in.type(),
                              [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
         },
         options);

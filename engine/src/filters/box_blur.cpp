@@ -174,19 +174,14 @@ void blurPlane(const cv::Mat& src, cv::Mat& dst, int r, const Border& border, Bo
     blurDirect(src, dst, r, border.mode);
 }
 
+/// visitPixelType for the types box blur takes (u8, f32); f64 throws.
 template <class F>
 void visitType(PixelType type, F&& f) {
-  switch (type) {
-    case PixelType::U8:
-      f(std::uint8_t{});
-      return;
-    case PixelType::F32:
-      f(float{});
-      return;
-    case PixelType::F64:
-      break;
-  }
-  throw std::invalid_argument("box blur takes u8 and f32 images, not f64: convert the image to f32 first");
+  if (type == PixelType::F64)
+    throw std::invalid_argument("box blur takes u8 and f32 images, not f64: convert the image to f32 first");
+  visitPixelType(type, [&](auto sample) {
+    if constexpr (!std::is_same_v<decltype(sample), double>) f(sample);
+  });
 }
 
 }  // namespace
@@ -233,13 +228,11 @@ OperationInfo boxBlurInfo() {
                   .minimum = 0,
                   .maximum = kMaxBoxRadius}};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
-  std::vector<std::string> paths;
-  for (const auto& entry : EnumNames<BoxGpuPath>::names) paths.emplace_back(entry.name);
   info.params.push_back({.name = "path",
                          .kind = ParamInfo::Kind::Choice,
                          .help = "GPU kernel: auto (default) | ring | stream | sat (summed-area table)",
                          .defaultValue = "auto",
-                         .choices = paths});
+                         .choices = enumNameList<BoxGpuPath>()});
   info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
     const OperationInfo self = boxBlurInfo();
     auto box = std::make_unique<BoxBlur>(intParam(values, *self.param("radius")), borderFromParams(values));

@@ -35,21 +35,6 @@ T toSample(double v) {
   }
 }
 
-template <class F>
-void visitSampleType(PixelType type, F&& f) {
-  switch (type) {
-    case PixelType::U8:
-      f(std::uint8_t{});
-      return;
-    case PixelType::F32:
-      f(float{});
-      return;
-    case PixelType::F64:
-      f(double{});
-      return;
-  }
-}
-
 /// Where output (0, 0) sits in scipy's 'full' output, per axis: 0 for full, (k - 1) / 2 for same,
 /// k - 1 for valid.
 int fullOffset(ConvMode mode, int kernelSize) {
@@ -171,7 +156,7 @@ void Conv2D::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   if (out.empty() || out.width() != os.width || out.height() != os.height || out.channels() != os.channels ||
       out.type() != os.type)
     out = DeviceImage(os.width, os.height, os.channels, os.type);
-  visitSampleType(in.type(), [&](auto sample) { runGpuTyped<decltype(sample)>(gpu, in, out); });
+  visitPixelType(in.type(), [&](auto sample) { runGpuTyped<decltype(sample)>(gpu, in, out); });
 }
 
 template <class T>
@@ -233,8 +218,8 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
   weights.convertTo(cvKernel, kernelDepth);
 
   double fill = 0.0;
-  visitSampleType(in.type(),
-                  [&](auto sample) { fill = static_cast<double>(toSample<decltype(sample)>(border_.value)); });
+  visitPixelType(in.type(),
+                 [&](auto sample) { fill = static_cast<double>(toSample<decltype(sample)>(border_.value)); });
   // filter2D itself only knows a zero constant and no wrap; 'full' and 'valid' need other sizes.
   // Those cases pad explicitly with copyMakeBorder and take the top-left outW x outH of a filter2D
   // anchored at (0, 0) over the padded plane. Both run in row strips on OpenCV's threads (filter2D
@@ -306,7 +291,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
 Image Conv2D::runReference(const Image& in) const {
   if (in.empty()) throw std::invalid_argument("convolution needs a non-empty image");
   Image out;
-  visitSampleType(in.type(), [&](auto sample) { out = referenceTyped<decltype(sample)>(in); });
+  visitPixelType(in.type(), [&](auto sample) { out = referenceTyped<decltype(sample)>(in); });
   return out;
 }
 

@@ -145,11 +145,6 @@ ConvMethodFilter::ConvMethodFilter(const FilterSpec& spec) : spec_(spec), fft_(s
 
 OperationInfo convolutionInfo() {
   OperationInfo info{.name = "conv", .title = "Convolution", .summary = "2D convolution with any kernel"};
-  auto names = []<class E>(E) {
-    std::vector<std::string> list;
-    for (const auto& entry : EnumNames<E>::names) list.emplace_back(entry.name);
-    return list;
-  };
   info.params = {
       {.name = "kernel", .kind = ParamInfo::Kind::Kernel, .help = "kernel file, text rows of numbers or .npy"},
       {.name = "correlate",
@@ -160,13 +155,13 @@ OperationInfo convolutionInfo() {
        .kind = ParamInfo::Kind::Choice,
        .help = "same (default) | full | valid",
        .defaultValue = "same",
-       .choices = names(ConvMode{})},
+       .choices = enumNameList<ConvMode>()},
       {.name = "method",
        .kind = ParamInfo::Kind::Choice,
        .help = "direct (default, kernels up to 127) | fft (up to 1024) | auto (the faster, by a cost model "
                "calibrated on this GPU or CPU once per run)",
        .defaultValue = "direct",
-       .choices = names(ConvMethod{})},
+       .choices = enumNameList<ConvMethod>()},
   };
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
   info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {

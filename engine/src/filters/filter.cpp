@@ -63,14 +63,12 @@ void addBorderParams(ParamValues& values, const Border& border) {
 }
 
 std::vector<ParamInfo> borderParamInfos() {
-  std::vector<std::string> modes;
-  for (const auto& entry : EnumNames<BorderMode>::names) modes.emplace_back(entry.name);
   return {
       {.name = "border",
        .kind = ParamInfo::Kind::Choice,
        .help = "samples outside the image: " + enumNames<BorderMode>(" | "),
        .defaultValue = "reflect101",
-       .choices = modes},
+       .choices = enumNameList<BorderMode>()},
       {.name = "border-value",
        .kind = ParamInfo::Kind::Number,
        .help = "value outside the image for the constant border",

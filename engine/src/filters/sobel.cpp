@@ -24,20 +24,6 @@ namespace {
 
 using namespace cv_interop;
 
-kernels::SobelPart partOf(SobelComponent component) {
-  switch (component) {
-    case SobelComponent::Magnitude:
-      return kernels::SobelPart::Magnitude;
-    case SobelComponent::X:
-      return kernels::SobelPart::X;
-    case SobelComponent::Y:
-      return kernels::SobelPart::Y;
-    case SobelComponent::Direction:
-      return kernels::SobelPart::Direction;
-  }
-  throw std::invalid_argument("unknown Sobel component");
-}
-
 void checkType(const ImageShape& in) {
   if (in.type == PixelType::F64)
     throw std::invalid_argument("Sobel takes u8 and f32 images, not f64: convert the image to f32 first");
@@ -92,18 +78,16 @@ std::uint8_t referenceU8(double value, SobelComponent component) {
 
 Sobel::Sobel(SobelComponent component, Border border) : component_(component), border_(border) {
   if (!std::isfinite(border.value)) throw std::invalid_argument("the border value must be a finite number");
-  partOf(component);  // rejects values outside the enum
+  toKernel(component);  // rejects values outside the enum
 }
 
 OperationInfo sobelInfo() {
   OperationInfo info{.name = "sobel", .title = "Sobel", .summary = "3x3 gradient of the luminance"};
-  std::vector<std::string> components;
-  for (const auto& entry : EnumNames<SobelComponent>::names) components.emplace_back(entry.name);
   info.params = {{.name = "component",
                   .kind = ParamInfo::Kind::Choice,
                   .help = "mag (default) | x | y | dir",
                   .defaultValue = "mag",
-                  .choices = components}};
+                  .choices = enumNameList<SobelComponent>()}};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
   info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
     const OperationInfo self = sobelInfo();
@@ -143,7 +127,7 @@ void Sobel::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   auto launch = [&](auto sample) {
     using T = decltype(sample);
     kernels::launchSobel<T>(planeOf<T>(in, 0), planeOf<T>(in, colour ? 1 : 0), planeOf<T>(in, colour ? 2 : 0), colour,
-                            planeOf<T>(out, 0), partOf(component_), toKernel(border_.mode), fill, gpu.stream());
+                            planeOf<T>(out, 0), toKernel(component_), toKernel(border_.mode), fill, gpu.stream());
   };
   if (shape.type == PixelType::U8)
     launch(std::uint8_t{});
@@ -216,7 +200,7 @@ Image Sobel::runCpu(const Image& in, const CpuControl& control) const {
       cv::Mat target = asMat(out);
       result.copyTo(target);
     } else {
-      const kernels::SobelPart part = partOf(component_);
+      const kernels::SobelPart part = toKernel(component_);
       parallelRows(height, [&](int a, int b) {
         for (int y = a; y < b; ++y)
           for (int x = 0; x < width; ++x) out.at<std::uint8_t>(x, y) = kernels::sobelToU8(result.at<float>(y, x), part);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <opencv2/core.hpp>
+#include <type_traits>
 
 #include "gpulab/core/buffers.hpp"
 #include "gpulab/core/image.hpp"
@@ -15,6 +16,16 @@
 #include "gpulab/kernels/cuda_check.hpp"
 
 namespace gpulab {
+
+/// Calls f(sample, real) with the image's sample type and the precision it is transformed in: u8 and
+/// f32 in float, f64 in double.
+template <class F>
+void visitTransformType(PixelType type, F&& f) {
+  visitPixelType(type, [&](auto sample) {
+    using Real = std::conditional_t<std::is_same_v<decltype(sample), double>, double, float>;
+    f(sample, Real{});
+  });
+}
 
 /// Sample (x, y, c) of any host image as a double.
 inline double sampleAt(const Image& img, int x, int y, int c) {

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 
 #include "gpulab/core/border.hpp"
 #include "gpulab/core/device_image.hpp"
+#include "gpulab/filters/filter.hpp"
 #include "gpulab/kernels/border.cuh"
 #include "gpulab/kernels/plane.cuh"
+#include "gpulab/kernels/sobel.cuh"
 
 namespace gpulab {
 
@@ -32,6 +35,21 @@ static_assert(static_cast<int>(kernels::BorderMode::Reflect101) == static_cast<i
               static_cast<int>(kernels::BorderMode::Wrap) == static_cast<int>(BorderMode::Wrap) &&
               static_cast<int>(kernels::BorderMode::Constant) == static_cast<int>(BorderMode::Constant));
 constexpr kernels::BorderMode toKernel(BorderMode mode) noexcept { return static_cast<kernels::BorderMode>(mode); }
+
+/// The Sobel component as the kernel selects it; std::invalid_argument for a value outside the enum.
+inline kernels::SobelPart toKernel(SobelComponent component) {
+  switch (component) {
+    case SobelComponent::Magnitude:
+      return kernels::SobelPart::Magnitude;
+    case SobelComponent::X:
+      return kernels::SobelPart::X;
+    case SobelComponent::Y:
+      return kernels::SobelPart::Y;
+    case SobelComponent::Direction:
+      return kernels::SobelPart::Direction;
+  }
+  throw std::invalid_argument("unknown Sobel component");
+}
 
 /// kernels::borderIndex for the public mode: where coordinate i of an axis of n samples reads.
 inline int borderIndex(int i, int n, BorderMode mode) { return kernels::borderIndex(i, n, toKernel(mode)); }

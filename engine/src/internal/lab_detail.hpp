@@ -104,6 +104,13 @@ void applyCopyCeiling(Record& record, const CopyCeiling& ceiling, std::size_t wo
 /// Fills a record's timing fields from a Stats.
 void setTimes(Record& record, const Stats& stats);
 
+/// The GPU side of one measurement: upload, compute and download each timed on `stream` (one
+/// compute-only record carrying the copy medians) and, with options.withCopies, the three as one
+/// region (an end-to-end record). `base` names what ran.
+std::vector<Record> measureGpuRecords(const Record& base, cudaStream_t stream, const std::function<void()>& upload,
+                                      const std::function<void()>& compute, const std::function<void()>& download,
+                                      const MeasureOptions& options);
+
 // ---------------------------------------------------------------------------------------------
 // Experiments, for the dispatch in lab.cpp. validate*() checks sizes (std::invalid_argument);
 // *Memory() is the need of the largest point; run*() measures every point.
@@ -130,6 +137,9 @@ void runReduce(const LabRequest& request, Sweep& sweep);
 
 /// Validation shared by the one-dimensional experiments: each point is {n} with 1 <= n <= limit.
 std::vector<std::size_t> vectorSizes(const LabRequest& request, std::int64_t limit, const char* unit);
+/// The memory of the largest point of a vector experiment whose ops touch `arrays` arrays of n
+/// elements (up to kMaxVectorElements), on the host and on the device alike.
+MemoryNeed vectorMemory(const LabRequest& request, std::size_t arrays);
 
 /// The sweep both vector experiments (elementwise, reduce) run: the DRAM copy ceiling first (when a
 /// GPU implementation is selected), then per size every op on every implementation, each GPU

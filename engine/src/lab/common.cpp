@@ -17,6 +17,7 @@
 
 #include "gpulab/core/device.hpp"
 #include "gpulab/kernels/cuda_check.hpp"  // OutOfDeviceMemory
+#include "gpulab/lab/elementwise.hpp"     // kMaxVectorElements
 #include "internal/lab_detail.hpp"
 #include "internal/memory_format.hpp"
 
@@ -403,6 +404,16 @@ std::vector<std::size_t> vectorSizes(const LabRequest& request, std::int64_t lim
   return sizes;
 }
 
+MemoryNeed vectorMemory(const LabRequest& request, std::size_t arrays) {
+  MemoryNeed need;
+  for (std::size_t n : vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements")) {
+    const std::size_t bytes = arrays * n * dtypeSize(request.dtype);
+    need.hostBytes = std::max(need.hostBytes, bytes);
+    need.deviceBytes = std::max(need.deviceBytes, bytes);
+  }
+  return need;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sweep
 
@@ -517,6 +528,33 @@ void setTimes(Record& record, const Stats& stats) {
   record.minMs = stats.minMs;
   record.maxMs = stats.maxMs;
   record.reps = stats.reps;
+}
+
+std::vector<Record> measureGpuRecords(const Record& base, cudaStream_t stream, const std::function<void()>& upload,
+                                      const std::function<void()>& compute, const std::function<void()>& download,
+                                      const MeasureOptions& options) {
+  const TimingOptions timing{options.warmup, options.reps};
+  Record r = base;
+  const Stats up = timeStream(stream, upload, timing);
+  setTimes(r, timeStream(stream, compute, timing));
+  const Stats down = timeStream(stream, download, timing);
+  r.uploadMs = up.medianMs;
+  r.downloadMs = down.medianMs;
+  std::vector<Record> records{r};
+  if (options.withCopies) {
+    Record whole = r;
+    whole.withCopies = true;
+    setTimes(whole, timeStream(
+                        stream,
+                        [&] {
+                          upload();
+                          compute();
+                          download();
+                        },
+                        timing));
+    records.push_back(whole);
+  }
+  return records;
 }
 
 }  // namespace detail

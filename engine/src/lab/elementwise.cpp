@@ -163,27 +163,8 @@ std::vector<Record> ElementwiseLab::State::measure(Target target, ElementwiseOp 
     auto download = [&] {
       GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
     };
-    const Stats up = timeStream(cuStream, upload, timing);
-    const Stats work = timeStream(cuStream, compute, timing);
-    const Stats down = timeStream(cuStream, download, timing);
     r.params = "pinned host memory";
-    detail::setTimes(r, work);
-    r.uploadMs = up.medianMs;
-    r.downloadMs = down.medianMs;
-    records.push_back(r);
-    if (options.withCopies) {
-      Record whole = r;
-      whole.withCopies = true;
-      detail::setTimes(whole, timeStream(
-                                  cuStream,
-                                  [&] {
-                                    upload();
-                                    compute();
-                                    download();
-                                  },
-                                  timing));
-      records.push_back(whole);
-    }
+    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
   }
   for (Record& rec : records) rec.gbps = 3.0 * static_cast<double>(bytes) / (rec.medianMs * 1e6);
   return records;
@@ -206,15 +187,7 @@ void validateElementwise(const LabRequest& request) {
   vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements");
 }
 
-MemoryNeed elementwiseMemory(const LabRequest& request) {
-  MemoryNeed need;
-  for (std::size_t n : vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements")) {
-    const std::size_t bytes = 3 * n * dtypeSize(request.dtype);
-    need.hostBytes = std::max(need.hostBytes, bytes);
-    need.deviceBytes = std::max(need.deviceBytes, bytes);
-  }
-  return need;
-}
+MemoryNeed elementwiseMemory(const LabRequest& request) { return vectorMemory(request, 3); }
 
 void runElementwise(const LabRequest& request, Sweep& sweep) {
   ElementwiseLab lab;

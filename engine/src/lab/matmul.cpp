@@ -306,27 +306,8 @@ std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, cons
     auto download = [&] {
       GPULAB_CUDA_CHECK(cudaMemcpyAsync(hc, s.c.data(), cBytes, cudaMemcpyDeviceToHost, cuStream));
     };
-    const Stats up = timeStream(cuStream, upload, timing);
-    const Stats work = timeStream(cuStream, compute, timing);
-    const Stats down = timeStream(cuStream, download, timing);  // leaves the product in hostC
-    r.params = "pinned host memory";
-    detail::setTimes(r, work);
-    r.uploadMs = up.medianMs;
-    r.downloadMs = down.medianMs;
-    records.push_back(r);
-    if (options.withCopies) {
-      Record whole = r;
-      whole.withCopies = true;
-      detail::setTimes(whole, timeStream(
-                                  cuStream,
-                                  [&] {
-                                    upload();
-                                    compute();
-                                    download();
-                                  },
-                                  timing));
-      records.push_back(whole);
-    }
+    r.params = "pinned host memory";  // the timed downloads leave the product in hostC
+    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
   }
 
   if (options.check) {

@@ -266,27 +266,8 @@ std::vector<Record> ReduceLab::State::measure(Target target, ReduceOp op, DType 
       GPULAB_CUDA_CHECK(cudaMemcpyAsync(hres, results.as<double>() + resultIndex(op), sizeof(double),
                                         cudaMemcpyDeviceToHost, cuStream));
     };
-    const Stats up = timeStream(cuStream, upload, timing);
-    const Stats work = timeStream(cuStream, compute, timing);
-    const Stats down = timeStream(cuStream, download, timing);
     r.params = op == ReduceOp::Std ? "two passes, pinned host memory" : "pinned host memory";
-    detail::setTimes(r, work);
-    r.uploadMs = up.medianMs;
-    r.downloadMs = down.medianMs;
-    records.push_back(r);
-    if (options.withCopies) {
-      Record whole = r;
-      whole.withCopies = true;
-      detail::setTimes(whole, timeStream(
-                                  cuStream,
-                                  [&] {
-                                    upload();
-                                    compute();
-                                    download();
-                                  },
-                                  timing));
-      records.push_back(whole);
-    }
+    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
   }
   for (Record& rec : records) rec.gbps = static_cast<double>(bytes) / (rec.medianMs * 1e6);
   return records;
@@ -309,15 +290,7 @@ void validateReduce(const LabRequest& request) {
   vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements");
 }
 
-MemoryNeed reduceMemory(const LabRequest& request) {
-  MemoryNeed need;
-  for (std::size_t n : vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements")) {
-    const std::size_t bytes = n * dtypeSize(request.dtype);
-    need.hostBytes = std::max(need.hostBytes, bytes);
-    need.deviceBytes = std::max(need.deviceBytes, bytes);
-  }
-  return need;
-}
+MemoryNeed reduceMemory(const LabRequest& request) { return vectorMemory(request, 1); }
 
 void runReduce(const LabRequest& request, Sweep& sweep) {
   ReduceLab lab;

@@ -193,27 +193,8 @@ std::vector<Record> TransposeLab::State::measure(TransposeImpl impl, DType dtype
     auto download = [&] {
       GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
     };
-    const Stats up = timeStream(cuStream, upload, timing);
-    const Stats work = timeStream(cuStream, compute, timing);
-    const Stats down = timeStream(cuStream, download, timing);
     r.params = "pinned host memory";
-    detail::setTimes(r, work);
-    r.uploadMs = up.medianMs;
-    r.downloadMs = down.medianMs;
-    records.push_back(r);
-    if (options.withCopies) {
-      Record whole = r;
-      whole.withCopies = true;
-      detail::setTimes(whole, timeStream(
-                                  cuStream,
-                                  [&] {
-                                    upload();
-                                    compute();
-                                    download();
-                                  },
-                                  timing));
-      records.push_back(whole);
-    }
+    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
   }
   for (Record& rec : records) rec.gbps = 2.0 * static_cast<double>(bytes) / (rec.medianMs * 1e6);
   return records;

@@ -21,15 +21,7 @@ struct Border {
   double value = 0.0;  ///< used by BorderMode::Constant only
 };
 
-template <>
-struct EnumNames<BorderMode> {
-  static constexpr std::string_view what = "border mode";
-  static constexpr EnumName<BorderMode> names[] = {{BorderMode::Reflect101, "reflect101"},
-                                                   {BorderMode::Reflect, "reflect"},
-                                                   {BorderMode::Replicate, "replicate"},
-                                                   {BorderMode::Wrap, "wrap"},
-                                                   {BorderMode::Constant, "constant"}};
-};
+constexpr EnumText enumText(BorderMode) { return {"border mode", "reflect101|reflect|replicate|wrap|constant"}; }
 
 /// "reflect101", "constant(0.5)": the mode, and the value of a constant border.
 std::string describe(const Border& border);

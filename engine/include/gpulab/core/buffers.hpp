@@ -10,17 +10,32 @@
 
 namespace gpulab {
 
-/// Linear device memory from cudaMalloc. Allocation failures throw OutOfDeviceMemory with the
-/// requested and free sizes.
-class DeviceBuffer {
+/// Where a Buffer's memory lives.
+enum class MemoryKind {
+  Device,  ///< linear device memory from cudaMalloc; a failed allocation throws OutOfDeviceMemory with
+           ///< the requested and free sizes
+  Pinned,  ///< page-locked host memory from cudaMallocHost: the only host memory the copy engines
+           ///< move at full speed
+};
+
+/// An owned allocation of `bytes` (move-only; null when empty).
+template <MemoryKind Kind>
+class Buffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  Buffer() = default;
+  explicit Buffer(std::size_t bytes);
+  ~Buffer() { reset(); }
+  Buffer(Buffer&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      reset();
+      ptr_ = std::exchange(other.ptr_, nullptr);
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
 
   void* data() noexcept { return ptr_; }
   const void* data() const noexcept { return ptr_; }
@@ -36,40 +51,30 @@ class DeviceBuffer {
   bool empty() const noexcept { return ptr_ == nullptr; }
 
   /// Grows to at least `bytes` (contents are not kept); never shrinks. For reusable scratch.
-  void reserve(std::size_t bytes);
-  void reset() noexcept;
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-/// Page-locked host memory from cudaMallocHost: the only host memory the copy engines move at full speed.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t bytes);
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& other) noexcept;
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
-  void* data() noexcept { return ptr_; }
-  const void* data() const noexcept { return ptr_; }
-  template <class T>
-  T* as() noexcept {
-    return static_cast<T*>(ptr_);
+  void reserve(std::size_t bytes) {
+    if (bytes <= bytes_) return;
+    reset();
+    *this = Buffer(bytes);
   }
-  std::size_t size() const noexcept { return bytes_; }
-  bool empty() const noexcept { return ptr_ == nullptr; }
-  void reserve(std::size_t bytes);
   void reset() noexcept;
 
  private:
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// Allocation and release per kind (buffers.cpp).
+template <>
+Buffer<MemoryKind::Device>::Buffer(std::size_t bytes);
+template <>
+Buffer<MemoryKind::Pinned>::Buffer(std::size_t bytes);
+template <>
+void Buffer<MemoryKind::Device>::reset() noexcept;
+template <>
+void Buffer<MemoryKind::Pinned>::reset() noexcept;
+
+using DeviceBuffer = Buffer<MemoryKind::Device>;
+using PinnedBuffer = Buffer<MemoryKind::Pinned>;
 
 /// A non-blocking CUDA stream.
 class Stream {

@@ -26,12 +26,7 @@ constexpr std::size_t bytesPerSample(PixelType type) noexcept {
   return 0;
 }
 
-template <>
-struct EnumNames<PixelType> {
-  static constexpr std::string_view what = "sample type";
-  static constexpr EnumName<PixelType> names[] = {
-      {PixelType::U8, "u8"}, {PixelType::F32, "f32"}, {PixelType::F64, "f64"}};
-};
+constexpr EnumText enumText(PixelType) { return {"sample type", "u8|f32|f64"}; }
 
 /// The largest image gpulab accepts, checked before any allocation or decode.
 inline constexpr int kMaxImageDimension = 32768;
@@ -51,6 +46,23 @@ constexpr PixelType pixelTypeOf<float>() {
 template <>
 constexpr PixelType pixelTypeOf<double>() {
   return PixelType::F64;
+}
+
+/// Calls f with a value of the sample type `type` stands for (std::uint8_t{}, float{} or double{}):
+/// the one switch for code templated on the sample type.
+template <class F>
+void visitPixelType(PixelType type, F&& f) {
+  switch (type) {
+    case PixelType::U8:
+      f(std::uint8_t{});
+      return;
+    case PixelType::F32:
+      f(float{});
+      return;
+    case PixelType::F64:
+      f(double{});
+      return;
+  }
 }
 
 /// Throws std::invalid_argument with one sentence when width x height x channels is not an image

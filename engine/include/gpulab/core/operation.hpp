@@ -60,11 +60,7 @@ class OperationCancelled : public std::runtime_error {
 int cpuThreads();
 
 enum class Side { Gpu, Cpu };
-template <>
-struct EnumNames<Side> {
-  static constexpr std::string_view what = "side";
-  static constexpr EnumName<Side> names[] = {{Side::Gpu, "gpu"}, {Side::Cpu, "cpu"}};
-};
+constexpr EnumText enumText(Side) { return {"side", "gpu|cpu"}; }
 
 /// An operation's parameters as text, by name ("radius" -> "7"): what the CLI parsed, what the GUI's
 /// controls hold, what a record and its JSON carry. Ordered by name.

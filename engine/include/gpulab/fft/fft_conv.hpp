@@ -165,11 +165,7 @@ class FftConvolver {
 // Cost model for `--method auto`
 
 enum class ConvAlgorithm : std::uint8_t { Direct, Fft };
-template <>
-struct EnumNames<ConvAlgorithm> {
-  static constexpr std::string_view what = "convolution algorithm";
-  static constexpr EnumName<ConvAlgorithm> names[] = {{ConvAlgorithm::Direct, "direct"}, {ConvAlgorithm::Fft, "fft"}};
-};
+constexpr EnumText enumText(ConvAlgorithm) { return {"convolution algorithm", "direct|fft"}; }
 
 /// Estimates both methods from throughputs measured on the running machine:
 ///   direct ms ~ a * (W * H * kw * kh * channels) + b

@@ -71,25 +71,9 @@ struct FftFilterSpec {
 /// positive finite number, cutoff2 <= cutoff for band filters, an order outside 1..100.
 void validateFftFilterSpec(const FftFilterSpec& spec);
 
-template <>
-struct EnumNames<FreqBand> {
-  static constexpr std::string_view what = "frequency band";
-  static constexpr EnumName<FreqBand> names[] = {{FreqBand::Lowpass, "lowpass"},
-                                                 {FreqBand::Highpass, "highpass"},
-                                                 {FreqBand::Bandpass, "bandpass"},
-                                                 {FreqBand::Bandstop, "bandstop"}};
-};
-template <>
-struct EnumNames<FreqShape> {
-  static constexpr std::string_view what = "filter shape";
-  static constexpr EnumName<FreqShape> names[] = {
-      {FreqShape::Ideal, "ideal"}, {FreqShape::Gaussian, "gaussian"}, {FreqShape::Butterworth, "butterworth"}};
-};
-template <>
-struct EnumNames<FftPadding> {
-  static constexpr std::string_view what = "padding";
-  static constexpr EnumName<FftPadding> names[] = {{FftPadding::None, "none"}, {FftPadding::Mirror, "mirror"}};
-};
+constexpr EnumText enumText(FreqBand) { return {"frequency band", "lowpass|highpass|bandpass|bandstop"}; }
+constexpr EnumText enumText(FreqShape) { return {"filter shape", "ideal|gaussian|butterworth"}; }
+constexpr EnumText enumText(FftPadding) { return {"padding", "none|mirror"}; }
 
 /// The filter's gain at normalised radius r (formulas above), evaluated in double by the same code
 /// the GPU kernel runs in float or double.
@@ -190,12 +174,7 @@ class FftSpectrum final : public Operation {
 Image luminanceOf(const Image& in);
 
 enum class ColorMap : std::uint8_t { Gray, Viridis, Inferno };
-template <>
-struct EnumNames<ColorMap> {
-  static constexpr std::string_view what = "colour map";
-  static constexpr EnumName<ColorMap> names[] = {
-      {ColorMap::Gray, "gray"}, {ColorMap::Viridis, "viridis"}, {ColorMap::Inferno, "inferno"}};
-};
+constexpr EnumText enumText(ColorMap) { return {"colour map", "gray|viridis|inferno"}; }
 
 /// The colour at t in [0, 1] (clamped; NaN gives the t = 0 colour). Viridis and inferno are
 /// matplotlib's maps (CC0), sampled at every 8th of their 256 entries and interpolated linearly

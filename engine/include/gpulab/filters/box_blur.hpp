@@ -39,14 +39,7 @@ enum class BoxCpuMethod { Auto, Direct, Separable };
 /// The GPU kernel. Auto: the ring when its window fits in shared memory, the stream up to the tiled
 /// paths' largest radius, the summed-area table beyond (a radius of 0 is a plain copy).
 enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea };
-template <>
-struct EnumNames<BoxGpuPath> {
-  static constexpr std::string_view what = "box blur GPU path";
-  static constexpr EnumName<BoxGpuPath> names[] = {{BoxGpuPath::Auto, "auto"},
-                                                   {BoxGpuPath::TiledRing, "ring"},
-                                                   {BoxGpuPath::TiledStream, "stream"},
-                                                   {BoxGpuPath::SummedArea, "sat"}};
-};
+constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat"}; }
 
 class BoxBlur final : public Operation {
  public:

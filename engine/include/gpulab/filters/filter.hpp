@@ -30,32 +30,10 @@ enum class ConvMode { Same, Full, Valid };  ///< output size, as scipy.signal.co
 /// running GPU (or the CPU, for runCpu) expects to be faster; kernels above 127 always go to the FFT.
 enum class ConvMethod { Direct, Fft, Auto };
 
-template <>
-struct EnumNames<FilterOp> {
-  static constexpr std::string_view what = "filter";
-  static constexpr EnumName<FilterOp> names[] = {
-      {FilterOp::Box, "box"}, {FilterOp::Sobel, "sobel"}, {FilterOp::Conv, "conv"}};
-};
-template <>
-struct EnumNames<SobelComponent> {
-  static constexpr std::string_view what = "Sobel component";
-  static constexpr EnumName<SobelComponent> names[] = {{SobelComponent::Magnitude, "mag"},
-                                                       {SobelComponent::X, "x"},
-                                                       {SobelComponent::Y, "y"},
-                                                       {SobelComponent::Direction, "dir"}};
-};
-template <>
-struct EnumNames<ConvMode> {
-  static constexpr std::string_view what = "convolution mode";
-  static constexpr EnumName<ConvMode> names[] = {
-      {ConvMode::Same, "same"}, {ConvMode::Full, "full"}, {ConvMode::Valid, "valid"}};
-};
-template <>
-struct EnumNames<ConvMethod> {
-  static constexpr std::string_view what = "convolution method";
-  static constexpr EnumName<ConvMethod> names[] = {
-      {ConvMethod::Direct, "direct"}, {ConvMethod::Fft, "fft"}, {ConvMethod::Auto, "auto"}};
-};
+constexpr EnumText enumText(FilterOp) { return {"filter", "box|sobel|conv"}; }
+constexpr EnumText enumText(SobelComponent) { return {"Sobel component", "mag|x|y|dir"}; }
+constexpr EnumText enumText(ConvMode) { return {"convolution mode", "same|full|valid"}; }
+constexpr EnumText enumText(ConvMethod) { return {"convolution method", "direct|fft|auto"}; }
 
 /// A 2D kernel of coefficients, row-major, kernel.size() == width * height.
 struct Kernel2D {

@@ -22,20 +22,7 @@ enum class ElementwiseOp { SquarePlusTwice, Axpy };
 constexpr double kAxpyA = 2.5;
 constexpr std::size_t kMaxVectorElements = std::size_t{1} << 36;
 
-}  // namespace gpulab::lab
-
-namespace gpulab {
-
-template <>
-struct EnumNames<lab::ElementwiseOp> {
-  static constexpr std::string_view what = "elementwise operation";
-  static constexpr EnumName<lab::ElementwiseOp> names[] = {{lab::ElementwiseOp::SquarePlusTwice, "x*x+2*y"},
-                                                           {lab::ElementwiseOp::Axpy, "a*x+y"}};
-};
-
-}  // namespace gpulab
-
-namespace gpulab::lab {
+constexpr EnumText enumText(ElementwiseOp) { return {"elementwise operation", "x*x+2*y|a*x+y"}; }
 
 /// The obvious loop on one core: the tests' oracle. `a` is used by Axpy only.
 template <class T>

@@ -42,37 +42,9 @@ enum class Experiment { Matmul, Transpose, Transfer, Elementwise, Reduce };
 
 std::size_t dtypeSize(DType type);  ///< 4, 8
 
-}  // namespace gpulab::lab
-
-namespace gpulab {
-
-template <>
-struct EnumNames<lab::DType> {
-  static constexpr std::string_view what = "type";
-  static constexpr EnumName<lab::DType> names[] = {{lab::DType::F32, "f32"}, {lab::DType::F64, "f64"}};
-  static constexpr EnumName<lab::DType> aliases[] = {{lab::DType::F32, "float32"},
-                                                     {lab::DType::F32, "float"},
-                                                     {lab::DType::F64, "float64"},
-                                                     {lab::DType::F64, "double"}};
-};
-template <>
-struct EnumNames<lab::Target> {
-  static constexpr std::string_view what = "target";
-  static constexpr EnumName<lab::Target> names[] = {{lab::Target::Cpu, "cpu"}, {lab::Target::Gpu, "gpu"}};
-};
-template <>
-struct EnumNames<lab::Experiment> {
-  static constexpr std::string_view what = "experiment";
-  static constexpr EnumName<lab::Experiment> names[] = {{lab::Experiment::Matmul, "matmul"},
-                                                        {lab::Experiment::Transpose, "transpose"},
-                                                        {lab::Experiment::Transfer, "transfer"},
-                                                        {lab::Experiment::Elementwise, "elementwise"},
-                                                        {lab::Experiment::Reduce, "reduce"}};
-};
-
-}  // namespace gpulab
-
-namespace gpulab::lab {
+constexpr EnumText enumText(DType) { return {"type", "f32|f64", "float32=f32|float=f32|float64=f64|double=f64"}; }
+constexpr EnumText enumText(Target) { return {"target", "cpu|gpu"}; }
+constexpr EnumText enumText(Experiment) { return {"experiment", "matmul|transpose|transfer|elementwise|reduce"}; }
 
 /// One measurement of one implementation at one point of a sweep.
 struct Record {

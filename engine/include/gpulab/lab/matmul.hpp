@@ -25,23 +25,9 @@ namespace gpulab::lab {
 
 enum class MatmulImpl { CpuBlas, GpuNaive, GpuTiled, GpuRegBlock, Cublas };
 
-}  // namespace gpulab::lab
-
-namespace gpulab {
-
-template <>
-struct EnumNames<lab::MatmulImpl> {
-  static constexpr std::string_view what = "matmul implementation";
-  static constexpr EnumName<lab::MatmulImpl> names[] = {{lab::MatmulImpl::CpuBlas, "cpu_blas"},
-                                                        {lab::MatmulImpl::GpuNaive, "gpu_naive"},
-                                                        {lab::MatmulImpl::GpuTiled, "gpu_tiled"},
-                                                        {lab::MatmulImpl::GpuRegBlock, "gpu_regblock"},
-                                                        {lab::MatmulImpl::Cublas, "cublas"}};
-};
-
-}  // namespace gpulab
-
-namespace gpulab::lab {
+constexpr EnumText enumText(MatmulImpl) {
+  return {"matmul implementation", "cpu_blas|gpu_naive|gpu_tiled|gpu_regblock|cublas"};
+}
 bool isGpu(MatmulImpl impl);
 
 constexpr int kMaxMatmulDim = 65536;

@@ -20,23 +20,7 @@ namespace gpulab::lab {
 
 enum class ReduceOp { Sum, Mean, Std, Min, Max };
 
-}  // namespace gpulab::lab
-
-namespace gpulab {
-
-template <>
-struct EnumNames<lab::ReduceOp> {
-  static constexpr std::string_view what = "reduction";
-  static constexpr EnumName<lab::ReduceOp> names[] = {{lab::ReduceOp::Sum, "sum"},
-                                                      {lab::ReduceOp::Mean, "mean"},
-                                                      {lab::ReduceOp::Std, "std"},
-                                                      {lab::ReduceOp::Min, "min"},
-                                                      {lab::ReduceOp::Max, "max"}};
-};
-
-}  // namespace gpulab
-
-namespace gpulab::lab {
+constexpr EnumText enumText(ReduceOp) { return {"reduction", "sum|mean|std|min|max"}; }
 
 /// Plain loops in double on one core: the tests' oracle. Throws std::invalid_argument for n == 0.
 template <class T>

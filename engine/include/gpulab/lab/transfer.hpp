@@ -24,32 +24,9 @@ enum class HostMemory { Pageable, Pinned };
 enum class Direction { HostToDevice, DeviceToHost };
 enum class CopyPattern { CopyEveryIteration, UploadOnce };
 
-}  // namespace gpulab::lab
-
-namespace gpulab {
-
-template <>
-struct EnumNames<lab::HostMemory> {
-  static constexpr std::string_view what = "host memory";
-  static constexpr EnumName<lab::HostMemory> names[] = {{lab::HostMemory::Pageable, "pageable"},
-                                                        {lab::HostMemory::Pinned, "pinned"}};
-};
-template <>
-struct EnumNames<lab::Direction> {
-  static constexpr std::string_view what = "direction";
-  static constexpr EnumName<lab::Direction> names[] = {{lab::Direction::HostToDevice, "h2d"},
-                                                       {lab::Direction::DeviceToHost, "d2h"}};
-};
-template <>
-struct EnumNames<lab::CopyPattern> {
-  static constexpr std::string_view what = "copy pattern";
-  static constexpr EnumName<lab::CopyPattern> names[] = {{lab::CopyPattern::CopyEveryIteration, "copy_every_iteration"},
-                                                         {lab::CopyPattern::UploadOnce, "upload_once"}};
-};
-
-}  // namespace gpulab
-
-namespace gpulab::lab {
+constexpr EnumText enumText(HostMemory) { return {"host memory", "pageable|pinned"}; }
+constexpr EnumText enumText(Direction) { return {"direction", "h2d|d2h"}; }
+constexpr EnumText enumText(CopyPattern) { return {"copy pattern", "copy_every_iteration|upload_once"}; }
 
 constexpr std::size_t kMaxTransferBytes = std::size_t{1} << 36;
 constexpr std::size_t kBusCeilingBytes = std::size_t{256} << 20;

@@ -19,22 +19,9 @@ namespace gpulab::lab {
 
 enum class TransposeImpl { Cpu, GpuNaive, GpuTiled, GpuTiledPadded };
 
-}  // namespace gpulab::lab
-
-namespace gpulab {
-
-template <>
-struct EnumNames<lab::TransposeImpl> {
-  static constexpr std::string_view what = "transpose implementation";
-  static constexpr EnumName<lab::TransposeImpl> names[] = {{lab::TransposeImpl::Cpu, "cpu"},
-                                                           {lab::TransposeImpl::GpuNaive, "gpu_naive"},
-                                                           {lab::TransposeImpl::GpuTiled, "gpu_tiled"},
-                                                           {lab::TransposeImpl::GpuTiledPadded, "gpu_tiled_padded"}};
-};
-
-}  // namespace gpulab
-
-namespace gpulab::lab {
+constexpr EnumText enumText(TransposeImpl) {
+  return {"transpose implementation", "cpu|gpu_naive|gpu_tiled|gpu_tiled_padded"};
+}
 bool isGpu(TransposeImpl impl);
 
 constexpr int kMaxTransposeDim = 1 << 20;

@@ -57,12 +57,7 @@ inline constexpr int kMandelbrotMaxSupersample = 4;
 /// What a view asks for (Auto, F32, F64) and what a render uses (F32, F64).
 enum class Precision : std::uint8_t { Auto, F32, F64 };
 
-template <>
-struct EnumNames<Precision> {
-  static constexpr std::string_view what = "precision";
-  static constexpr EnumName<Precision> names[] = {
-      {Precision::Auto, "auto"}, {Precision::F32, "f32"}, {Precision::F64, "f64"}};
-};
+constexpr EnumText enumText(Precision) { return {"precision", "auto|f32|f64"}; }
 
 /// One rung of the precision ladder: escape time in this precision covers views whose relative
 /// spacing is at least minRelativeSpacing.
@@ -139,12 +134,7 @@ enum class MandelbrotVariant : std::uint8_t {
   Optimized,  ///< four fmas a step in chunks of 8, interior tests, periodicity; warps of 8x4 pixels
   Plain,      ///< the textbook loop, one thread per pixel; no interior tests, no periodicity
 };
-template <>
-struct EnumNames<MandelbrotVariant> {
-  static constexpr std::string_view what = "Mandelbrot variant";
-  static constexpr EnumName<MandelbrotVariant> names[] = {{MandelbrotVariant::Optimized, "optimized"},
-                                                          {MandelbrotVariant::Plain, "plain"}};
-};
+constexpr EnumText enumText(MandelbrotVariant) { return {"Mandelbrot variant", "optimized|plain"}; }
 
 /// GPU and CPU run the same variant the same way and give the same integer counts. The two variants
 /// round differently and differ where the orbit is chaotic (see mandelbrot.cuh); the interior tests

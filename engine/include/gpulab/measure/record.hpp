@@ -18,12 +18,7 @@ namespace gpulab {
 
 /// What Measurement::work counts, and so the unit of its rates.
 enum class WorkUnit { Bytes, Flops, Iterations };
-template <>
-struct EnumNames<WorkUnit> {
-  static constexpr std::string_view what = "work unit";
-  static constexpr EnumName<WorkUnit> names[] = {
-      {WorkUnit::Bytes, "bytes"}, {WorkUnit::Flops, "flops"}, {WorkUnit::Iterations, "iterations"}};
-};
+constexpr EnumText enumText(WorkUnit) { return {"work unit", "bytes|flops|iterations"}; }
 /// "GB/s", "GFLOP/s", "Giter/s" (1 G = 1e9).
 std::string_view rateUnit(WorkUnit unit) noexcept;
 
