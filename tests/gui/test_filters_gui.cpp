@@ -9,11 +9,13 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QKeyEvent>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSlider>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -27,7 +29,10 @@
 #include "filters/filters_presets.hpp"
 #include "filters/filters_tab.hpp"
 #include "filters/kernel_editor.hpp"
+#include "filters/param_controls.hpp"
 #include "gpulab/filters/conv_method.hpp"
+#include "gpulab/filters/kernel_file.hpp"
+#include "gpulab/filters/registry.hpp"
 #include "gpulab/io/image_io.hpp"
 #include "shell/command_line.hpp"
 #include "shell/engine.hpp"
@@ -39,6 +44,7 @@
 #include "support/gui_test_support.hpp"
 #include "widgets/before_after_view.hpp"
 #include "widgets/image_convert.hpp"
+#include "widgets/run_timing.hpp"
 #include "widgets/timing_history.hpp"
 #include "widgets/timings_panel.hpp"
 
@@ -80,6 +86,20 @@ struct Harness {
         [] {});
     return waitUntil([&] { return photo.current().generation != before; });
   }
+
+  /// Shows the controls of the registered operation `name`.
+  void use(const char* name) { EXPECT_TRUE(tab.setOperation(QString::fromUtf8(name))) << name; }
+  /// Sets a parameter of the current operation as its control would.
+  void set(const char* name, const char* value) {
+    EXPECT_TRUE(tab.setParam(QString::fromUtf8(name), QString::fromUtf8(value))) << tab.errorText().toStdString();
+  }
+  /// The current operation's parameter `name`, as the registry will read it.
+  std::string value(const char* name) const {
+    const ParamValues values = tab.paramValues();
+    const auto it = values.find(name);
+    return it == values.end() ? std::string() : it->second;
+  }
+  Kernel2D kernel() const { return parseKernelText(value("kernel")); }
 
   bool applyAndWait(int timeoutMs = 60000) {
     const int before = finished;
@@ -137,6 +157,134 @@ TEST_F(FiltersGui, ApplyIsAScreenshotOption) {
   EXPECT_TRUE(ok.apply);
   const CommandLine alone = parseCommandLine({QStringLiteral("gpulab"), QStringLiteral("--apply")});
   EXPECT_FALSE(alone.error.isEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Controls generated from the registry: every registered operation and parameter has one, and
+// changing it changes what Apply would run.
+
+namespace {
+
+/// A value of `param` other than `current` that its control accepts.
+std::string anotherValue(const ParamInfo& param, const std::string& current) {
+  switch (param.kind) {
+    case ParamInfo::Kind::Integer: {
+      const long long lo = static_cast<long long>(param.minimum);
+      const long long v = current == std::to_string(lo) ? lo + 1 : lo;
+      return std::to_string(std::min<long long>(v, static_cast<long long>(param.maximum)));
+    }
+    case ParamInfo::Kind::Number:
+      return current == "2" ? "3" : "2";
+    case ParamInfo::Kind::Choice:
+      return current == param.choices.back() ? param.choices.front() : param.choices.back();
+    case ParamInfo::Kind::Flag:
+      return current == "true" ? "false" : "true";
+    case ParamInfo::Kind::Kernel:
+      return formatKernelText({3, 1, {0.25, 0.5, 0.25}});
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_F(FiltersGui, EveryRegisteredOperationAndParameterHasAControl) {
+  Harness h;
+  auto* operations = h.tab.findChild<QComboBox*>(QStringLiteral("filterOperation"));
+  ASSERT_NE(operations, nullptr);
+  ASSERT_EQ(operations->count(), static_cast<int>(imageOperations().size()));
+  int index = 0;
+  for (const OperationInfo& info : imageOperations()) {
+    SCOPED_TRACE(info.name);
+    const QString name = QString::fromStdString(info.name);
+    EXPECT_EQ(operations->itemText(index), QString::fromStdString(info.title));
+    EXPECT_EQ(operations->itemData(index).toString(), name);
+    ++index;
+    ASSERT_TRUE(h.tab.setOperation(name));
+    EXPECT_EQ(h.tab.operation(), name);
+    if (const QByteArray dir = qgetenv("GPULAB_TEST_SCREENSHOTS"); !dir.isEmpty()) {  // DIR: each generated page
+      h.tab.show();
+      waitUntil([] { return false; }, 200);  // the layout settles
+      EXPECT_TRUE(h.tab.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/filters_page_%1.png").arg(name)));
+    }
+    ASSERT_NO_THROW(h.tab.makeOperation()) << "the controls' first values make a valid operation";
+    for (const ParamInfo& param : info.params) {
+      SCOPED_TRACE(param.name);
+      const QString paramName = QString::fromStdString(param.name);
+      ParamControl* control = h.tab.paramControl(name, paramName);
+      ASSERT_NE(control, nullptr);
+      EXPECT_EQ(control->info().name, param.name);
+      EXPECT_NE(h.tab.findChild<QWidget*>(QStringLiteral("filterParam_%1_%2").arg(name, paramName)), nullptr);
+      EXPECT_EQ(control->kernelEditor() != nullptr, param.kind == ParamInfo::Kind::Kernel);
+
+      // A parameter that only matters with another's value: absent and disabled until that value is chosen.
+      if (!param.onlyWith.empty()) {
+        const std::string other = param.onlyWith.substr(0, param.onlyWith.find('='));
+        const std::string needed = param.onlyWith.substr(param.onlyWith.find('=') + 1);
+        const std::string otherBefore = h.tab.param(QString::fromStdString(other)).toStdString();
+        if (otherBefore != needed) {
+          EXPECT_EQ(h.tab.paramValues().count(param.name), 0u);
+          EXPECT_FALSE(control->widget()->isEnabled());
+        }
+        ASSERT_TRUE(h.tab.setParam(QString::fromStdString(other), QString::fromStdString(needed)));
+        EXPECT_TRUE(control->widget()->isEnabled());
+      }
+
+      // Changing the control changes the values Apply sends, as the registry reads them.
+      const std::string before = h.tab.paramValues().at(param.name);
+      const std::string changed = anotherValue(param, before);
+      ASSERT_NE(changed, before);
+      ASSERT_TRUE(h.tab.setParam(paramName, QString::fromStdString(changed))) << h.tab.errorText().toStdString();
+      if (param.kind == ParamInfo::Kind::Kernel)
+        EXPECT_EQ(parseKernelText(h.tab.paramValues().at(param.name)), parseKernelText(changed));
+      else
+        EXPECT_EQ(h.tab.paramValues().at(param.name), changed);
+      EXPECT_NO_THROW(info.make(h.tab.paramValues()));
+      ASSERT_TRUE(h.tab.setParam(paramName, QString::fromStdString(before)));
+    }
+  }
+}
+
+TEST_F(FiltersGui, GeneratedControlsAreTheUsualWidgets) {
+  Harness h;
+  h.use("box");
+  // Integer: a slider and a spin box that follow each other; the spin box goes past the slider's end.
+  auto* radius = h.tab.findChild<QSpinBox*>(QStringLiteral("filterParam_box_radius"));
+  auto* slider = h.tab.findChild<QSlider*>(QStringLiteral("filterParam_box_radius_slider"));
+  ASSERT_TRUE(radius != nullptr && slider != nullptr);
+  EXPECT_EQ(radius->value(), 5) << "the box blur starts at radius 5";
+  slider->setValue(9);
+  EXPECT_EQ(h.value("radius"), "9");
+  radius->setValue(1000);
+  EXPECT_EQ(slider->value(), slider->maximum());
+  EXPECT_EQ(h.value("radius"), "1000");
+  EXPECT_FALSE(h.tab.setParam(QStringLiteral("radius"), QStringLiteral("-1")));
+  EXPECT_TRUE(h.tab.errorText().startsWith(QStringLiteral("Radius -1 is out of range")))
+      << h.tab.errorText().toStdString();
+  EXPECT_FALSE(h.tab.setParam(QStringLiteral("no-such"), QStringLiteral("1")));
+
+  // Choice and its dependent Number: the border value sits beside the border and is used for 'constant' only.
+  auto* border = h.tab.findChild<QComboBox*>(QStringLiteral("filterParam_box_border"));
+  auto* value = h.tab.findChild<QDoubleSpinBox*>(QStringLiteral("filterParam_box_border-value"));
+  ASSERT_TRUE(border != nullptr && value != nullptr);
+  EXPECT_EQ(border->currentText(), QStringLiteral("reflect101 (default)"));
+  border->setCurrentIndex(border->findData(QStringLiteral("constant")));
+  value->setValue(12.5);
+  EXPECT_EQ(h.value("border"), "constant");
+  EXPECT_EQ(h.value("border-value"), "12.5");
+  EXPECT_EQ(h.tab.makeOperation()->describe(), "box r=1000 constant(12.5)");
+
+  // Flag: a check box; Kernel: the kernel editor.
+  h.use("conv");
+  auto* correlate = h.tab.findChild<QCheckBox*>(QStringLiteral("filterParam_conv_correlate"));
+  ASSERT_NE(correlate, nullptr);
+  EXPECT_EQ(h.value("correlate"), "false");
+  correlate->setChecked(true);
+  EXPECT_EQ(h.value("correlate"), "true");
+  ASSERT_NE(h.tab.kernelEditor(), nullptr);
+  EXPECT_EQ(h.tab.kernelEditor(), h.tab.findChild<KernelEditor*>(QStringLiteral("filterParam_conv_kernel")));
+  h.tab.kernelEditor()->selectPreset(KernelPreset::Laplacian);
+  EXPECT_EQ(h.kernel(), laplacianKernel());
+  EXPECT_EQ(h.tab.kernelEditor(QStringLiteral("box")), nullptr);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -294,17 +442,18 @@ TEST_F(FiltersGui, EditingMakesTheKernelCustomAndNormaliseChecksTheSum) {
 TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
   Harness h;
   h.tab.show();
-  auto* method = h.tab.findChild<QComboBox*>(QStringLiteral("convMethod"));
+  auto* method = h.tab.findChild<QComboBox*>(QStringLiteral("filterParam_conv_method"));
   ASSERT_NE(method, nullptr);
   EXPECT_EQ(method->count(), 3);
-  h.tab.setOperation(FilterOp::Box);
+  h.use("box");
   EXPECT_FALSE(method->isVisibleTo(&h.tab));
-  EXPECT_EQ(h.tab.spec().method, ConvMethod::Direct);
-  h.tab.setOperation(FilterOp::Conv);
+  EXPECT_TRUE(h.tab.param(QStringLiteral("method")).isEmpty()) << "box has no method";
+  h.use("conv");
   EXPECT_TRUE(method->isVisibleTo(&h.tab));
-  EXPECT_EQ(h.tab.convMethod(), ConvMethod::Direct);
+  EXPECT_EQ(h.value("method"), "direct");
 
-  KernelEditor& editor = h.tab.kernelEditor();
+  ASSERT_NE(h.tab.kernelEditor(), nullptr);
+  KernelEditor& editor = *h.tab.kernelEditor();
   auto* width = editor.findChild<QSpinBox*>(QStringLiteral("kernelWidth"));
   auto* table = editor.findChild<QTableWidget*>(QStringLiteral("kernelTable"));
   ASSERT_NE(width, nullptr);
@@ -313,8 +462,7 @@ TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
 
   // FFT: up to 255 a side, in the size boxes, the presets and setKernel.
   method->setCurrentIndex(method->findText(QStringLiteral("FFT")));
-  EXPECT_EQ(h.tab.convMethod(), ConvMethod::Fft);
-  EXPECT_EQ(h.tab.spec().method, ConvMethod::Fft);
+  EXPECT_EQ(h.value("method"), "fft");
   EXPECT_EQ(editor.maxSide(), kMaxEditorFftKernelSize);
   EXPECT_EQ(width->maximum(), kMaxEditorFftKernelSize);
   editor.setGaussian(30.0, 0);  // auto size: +-3 sigma
@@ -323,14 +471,14 @@ TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
   const Kernel2D big = randomKernel(201, 199, 401);
   ASSERT_NO_THROW(editor.setKernel(big));
   EXPECT_EQ(table->columnCount(), 201);
-  EXPECT_EQ(h.tab.spec().kernel.values, big.values);
+  EXPECT_EQ(h.kernel().values, big.values);
   EXPECT_THROW(editor.setKernel({256, 1, std::vector<double>(256, 1.0)}), std::invalid_argument);
-  h.tab.setConvMethod(ConvMethod::Auto);
+  h.set("method", "auto");
   EXPECT_EQ(editor.kernel().values, big.values);  // fft to auto: the same limit, nothing changes
   EXPECT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
 
   // Back to direct: the custom kernel is cropped about its centre, and the tab says so.
-  h.tab.setConvMethod(ConvMethod::Direct);
+  h.set("method", "direct");
   EXPECT_EQ(editor.maxSide(), kMaxEditorKernelSize);
   ASSERT_EQ(editor.kernel().width, 63);
   ASSERT_EQ(editor.kernel().height, 63);
@@ -341,15 +489,15 @@ TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
   EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("63x63"))) << h.tab.errorText().toStdString();
 
   // A preset is recomputed within the limit instead.
-  h.tab.setConvMethod(ConvMethod::Fft);
+  h.set("method", "fft");
   editor.setMotionBlur(151, 30);
   EXPECT_EQ(editor.kernel().width, 151);
-  h.tab.setConvMethod(ConvMethod::Direct);
+  h.set("method", "direct");
   EXPECT_EQ(editor.preset(), KernelPreset::MotionBlur);
   EXPECT_EQ(editor.kernel().values, motionBlurKernel(63, 30).values);
   // Small kernels stay as they are.
   editor.selectPreset(KernelPreset::Sharpen);
-  h.tab.setConvMethod(ConvMethod::Auto);
+  h.set("method", "auto");
   EXPECT_EQ(editor.kernel().values, sharpenKernel().values);
 }
 
@@ -357,30 +505,30 @@ TEST_F(FiltersGui, CpuAutoConvolutionShowsWhatItChose) {
   Harness h;
   const Image photo = test::randomImage(61, 43, 3, PixelType::U8, 402);
   ASSERT_TRUE(h.setPhoto(photo));
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.setConvMethod(ConvMethod::Auto);
-  h.tab.kernelEditor().setGaussian(3.0, 0);  // 19x19
-  h.tab.setBorder({BorderMode::Reflect, 0});
+  h.use("conv");
+  h.set("method", "auto");
+  h.tab.kernelEditor()->setGaussian(3.0, 0);  // 19x19
+  h.set("border", "reflect");
   h.tab.setRunOn(true, false);
   const int rows = h.timings.history().rowCount();
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
-  const FilterSpec spec = h.tab.spec();
-  EXPECT_EQ(spec.method, ConvMethod::Auto);
+  EXPECT_EQ(h.value("method"), "auto");
   const FilterRun& run = *h.tab.lastRun();
   ASSERT_NE(run.cpu, nullptr);
-  EXPECT_TRUE(test::imagesNear(makeFilter(spec)->runReference(photo), *run.cpu, 1.0));
-  EXPECT_EQ(run.method, QStringLiteral("auto"));
-  ASSERT_TRUE(run.cpuChoice.has_value());
-  EXPECT_FALSE(run.gpuChoice.has_value());
+  EXPECT_TRUE(test::imagesNear(h.tab.makeOperation()->runReference(photo), *run.cpu, 1.0));
+  EXPECT_EQ(run.record.method, "auto");
+  ASSERT_TRUE(run.record.cpu.has_value());
+  EXPECT_FALSE(run.record.gpu.has_value());
   const std::optional<ConvCostModel> model = cachedCpuConvCostModel();
   ASSERT_TRUE(model.has_value());  // calibrated by the run
-  EXPECT_EQ(*run.cpuChoice, model->choose(61, 43, 19, 19, 3));
-  const QString chosen = QString::fromUtf8(toString(*run.cpuChoice));
+  const QString chosen = QString::fromStdString(run.record.cpu->methodUsed);
+  EXPECT_EQ(chosen, QString::fromUtf8(toString(model->choose(61, 43, 19, 19, 3))));
   EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → ") + chosen)) << h.tab.statusText().toStdString();
-  EXPECT_TRUE(run.operation.endsWith(QStringLiteral(" auto"))) << run.operation.toStdString();
+  EXPECT_TRUE(run.record.description.ends_with(" auto")) << run.record.description;
   ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
-  EXPECT_EQ(h.timings.history().runs().back().operation, run.operation + QStringLiteral(" → ") + chosen);
+  EXPECT_EQ(operationText(h.timings.history().runs().back().measurement),
+            QString::fromStdString(run.record.description) + QStringLiteral(" → ") + chosen);
   EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
 }
 
@@ -399,9 +547,9 @@ TEST_F(FiltersGui, AutoConvolutionInTheMainWindowNamesItsChoiceInTheTimings) {
   auto* tab = window.findChild<FiltersTab*>();
   ASSERT_NE(tab, nullptr);
   ASSERT_TRUE(waitUntil([&] { return tab->deviceKnown(); }));
-  tab->setOperation(FilterOp::Conv);
-  tab->setConvMethod(ConvMethod::Auto);
-  tab->kernelEditor().setGaussian(5.0, 0);  // 31x31
+  ASSERT_TRUE(tab->setOperation(QStringLiteral("conv")));
+  ASSERT_TRUE(tab->setParam(QStringLiteral("method"), QStringLiteral("auto")));
+  tab->kernelEditor()->setGaussian(5.0, 0);  // 31x31
   tab->setRunOn(true, true);
   int finished = 0;
   QObject::connect(tab, &FiltersTab::runFinished, [&] { ++finished; });
@@ -409,11 +557,12 @@ TEST_F(FiltersGui, AutoConvolutionInTheMainWindowNamesItsChoiceInTheTimings) {
   ASSERT_TRUE(waitUntil([&] { return finished > 0; }, 300000));
   ASSERT_TRUE(tab->hasResult()) << tab->errorText().toStdString();
   const FilterRun& run = *tab->lastRun();
-  EXPECT_TRUE(run.cpuChoice.has_value());
-  EXPECT_EQ(run.gpuChoice.has_value(), cudaAvailable());
+  ASSERT_TRUE(run.record.cpu.has_value());
+  EXPECT_TRUE(run.record.cpu->methodUsed == "direct" || run.record.cpu->methodUsed == "fft");
+  EXPECT_EQ(run.record.gpu.has_value(), cudaAvailable());
   EXPECT_EQ(run.gpu != nullptr, cudaAvailable());
   ASSERT_FALSE(window.timings().history().runs().empty());
-  const QString operation = window.timings().history().runs().back().operation;
+  const QString operation = operationText(window.timings().history().runs().back().measurement);
   EXPECT_TRUE(operation.startsWith(QStringLiteral("conv 31x31 same reflect101 auto → "))) << operation.toStdString();
   EXPECT_TRUE(tab->statusText().contains(QStringLiteral("Method"))) << tab->statusText().toStdString();
   EXPECT_TRUE(window.lastError().isEmpty()) << window.lastError().toStdString();
@@ -429,22 +578,22 @@ TEST_F(FiltersGui, CpuFftConvolutionTakesAKernelAbove127) {
   Harness h;
   const Image photo = test::randomImage(40, 30, 1, PixelType::U8, 403);
   ASSERT_TRUE(h.setPhoto(photo));
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.setConvMethod(ConvMethod::Fft);
-  h.tab.kernelEditor().selectPreset(KernelPreset::Box);
-  h.tab.kernelEditor().findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(129);
-  h.tab.kernelEditor().findChild<QSpinBox*>(QStringLiteral("kernelHeight"))->setValue(131);
-  h.tab.setBorder({BorderMode::Wrap, 0});
+  h.use("conv");
+  h.set("method", "fft");
+  h.tab.kernelEditor()->selectPreset(KernelPreset::Box);
+  h.tab.kernelEditor()->findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(129);
+  h.tab.kernelEditor()->findChild<QSpinBox*>(QStringLiteral("kernelHeight"))->setValue(131);
+  h.set("border", "wrap");
   h.tab.setRunOn(true, false);
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
-  const FilterSpec spec = h.tab.spec();
-  ASSERT_EQ(spec.kernel.width, 129);
-  ASSERT_EQ(spec.kernel.height, 131);
-  EXPECT_EQ(spec.kernel.values, boxKernel(129, 131).values);
+  const Kernel2D kernel = h.kernel();
+  ASSERT_EQ(kernel.width, 129);
+  ASSERT_EQ(kernel.height, 131);
+  EXPECT_EQ(kernel.values, boxKernel(129, 131).values);
   const FilterRun& run = *h.tab.lastRun();
-  EXPECT_TRUE(test::imagesNear(makeFilter(spec)->runReference(photo), *run.cpu, 1.0));
-  EXPECT_EQ(run.cpuChoice, ConvAlgorithm::Fft);
+  EXPECT_TRUE(test::imagesNear(h.tab.makeOperation()->runReference(photo), *run.cpu, 1.0));
+  EXPECT_EQ(run.record.cpu->methodUsed, "fft");
   EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("fft"))) << h.tab.statusText().toStdString();
 }
 
@@ -460,19 +609,18 @@ TEST_F(FiltersGui, CpuBoxBlurGivesTheEnginesPixelsAndATimingsRow) {
   const Image photo = loadImage(file);
   ASSERT_TRUE(h.setPhoto(photo));
 
-  h.tab.setOperation(FilterOp::Box);
-  h.tab.setRadius(3);
-  h.tab.setBorder({BorderMode::Reflect, 0});
+  h.use("box");
+  h.set("radius", "3");
+  h.set("border", "reflect");
   h.tab.setRunOn(true, false);
   const int rows = h.timings.history().rowCount();
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
   ASSERT_TRUE(h.tab.hasResult());
 
-  const FilterSpec spec = h.tab.spec();
-  EXPECT_EQ(spec.op, FilterOp::Box);
-  EXPECT_EQ(spec.radius, 3);
-  const Image expected = makeFilter(spec)->runCpu(photo);
+  EXPECT_EQ(h.tab.operation(), QStringLiteral("box"));
+  EXPECT_EQ(h.value("radius"), "3");
+  const Image expected = h.tab.makeOperation()->runCpu(photo);
   const FilterRun& run = *h.tab.lastRun();
   ASSERT_NE(run.cpu, nullptr);
   EXPECT_TRUE(test::imagesNear(expected, *run.cpu, 0));
@@ -481,12 +629,15 @@ TEST_F(FiltersGui, CpuBoxBlurGivesTheEnginesPixelsAndATimingsRow) {
   EXPECT_TRUE(h.tab.view().hasResult());
 
   ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
-  const RunTiming& timing = h.timings.history().runs().back();
-  EXPECT_EQ(timing.operation, QStringLiteral("box r=3 reflect"));
-  ASSERT_TRUE(timing.cpuMs.has_value());
-  EXPECT_GT(*timing.cpuMs, 0.0);
-  EXPECT_GT(timing.cpuThreads, 0);
-  EXPECT_FALSE(timing.hasGpu());
+  const Measurement& timing = h.timings.history().runs().back().measurement;
+  EXPECT_EQ(timing.operation, "box");
+  EXPECT_EQ(operationText(timing), QStringLiteral("box r=3 reflect"));
+  ASSERT_TRUE(cpuMs(timing).has_value());
+  EXPECT_GT(*cpuMs(timing), 0.0);
+  EXPECT_GT(timing.cpu->threads, 0);
+  EXPECT_GE(timing.cpu->time.reps, 1);
+  EXPECT_EQ(timing.cpu->warmup, 1) << "the CPU side is warmed up like the GPU side";
+  EXPECT_FALSE(timing.gpu.has_value());
   EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("OpenCV"))) << h.tab.statusText().toStdString();
   EXPECT_TRUE(h.lastError.isEmpty());
 }
@@ -495,19 +646,19 @@ TEST_F(FiltersGui, CpuConvolutionFromAPresetGivesTheEnginesPixels) {
   Harness h;
   const Image photo = test::randomImage(29, 17, 4, PixelType::U8, 302);
   ASSERT_TRUE(h.setPhoto(photo));
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.kernelEditor().selectPreset(KernelPreset::Sharpen);
-  h.tab.kernelEditor().setMode(ConvMode::Full);
-  h.tab.setBorder({BorderMode::Constant, 7});
+  h.use("conv");
+  h.tab.kernelEditor()->selectPreset(KernelPreset::Sharpen);
+  h.set("mode", "full");
+  h.set("border", "constant");
+  h.set("border-value", "7");
   h.tab.setRunOn(true, false);
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
 
-  const FilterSpec spec = h.tab.spec();
-  EXPECT_EQ(spec.kernel.values, sharpenKernel().values);
-  EXPECT_EQ(spec.mode, ConvMode::Full);
-  EXPECT_EQ(spec.border.value, 7.0);
-  const Image expected = makeFilter(spec)->runCpu(photo);
+  EXPECT_EQ(h.kernel().values, sharpenKernel().values);
+  EXPECT_EQ(h.value("mode"), "full");
+  EXPECT_EQ(h.value("border-value"), "7");
+  const Image expected = h.tab.makeOperation()->runCpu(photo);
   ASSERT_EQ(expected.width(), 31);  // 'full': W + kw - 1
   EXPECT_TRUE(test::imagesNear(expected, *h.tab.lastRun()->cpu, 0));
   EXPECT_EQ(h.tab.lastRun()->beforeOffset, QPoint(1, 1));  // the original sits one pixel in
@@ -521,9 +672,9 @@ TEST_F(FiltersGui, CancelledCpuConvolutionChangesNothing) {
   const Image photo = test::randomImage(1600, 1200, 3, PixelType::U8, 303);
   ASSERT_TRUE(h.setPhoto(photo));
   const quint64 generation = h.photo.current().generation;
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.kernelEditor().setGaussian(10.0, 63);
-  h.tab.setBorder({BorderMode::Wrap, 0});
+  h.use("conv");
+  h.tab.kernelEditor()->setGaussian(10.0, 63);
+  h.set("border", "wrap");
   h.tab.setRunOn(true, false);
   const int rows = h.timings.history().rowCount();
 
@@ -559,9 +710,9 @@ TEST_F(FiltersGui, BadParametersGiveASentenceNotACrash) {
   EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("no photo"))) << h.tab.errorText().toStdString();
 
   ASSERT_TRUE(h.setPhoto(test::randomImage(8, 8, 1, PixelType::U8, 304)));
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.kernelEditor().setGaussian(2.0, 15);
-  h.tab.kernelEditor().setMode(ConvMode::Valid);
+  h.use("conv");
+  h.tab.kernelEditor()->setGaussian(2.0, 15);
+  h.set("mode", "valid");
   h.tab.setRunOn(true, false);
   ASSERT_TRUE(h.applyAndWait());
   EXPECT_FALSE(h.tab.hasResult());
@@ -574,21 +725,21 @@ TEST_F(FiltersGui, BadParametersGiveASentenceNotACrash) {
 
   // A type the filter does not take.
   ASSERT_TRUE(h.setPhoto(test::randomImage(9, 7, 1, PixelType::F64, 305)));
-  h.tab.setOperation(FilterOp::Box);
+  h.use("box");
   ASSERT_TRUE(h.applyAndWait());
   EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("f64"))) << h.tab.errorText().toStdString();
   EXPECT_FALSE(h.tab.hasResult());
 
   // Nowhere to run.
-  h.tab.setOperation(FilterOp::Sobel);
+  h.use("sobel");
   h.tab.setRunOn(false, false);
   ASSERT_TRUE(h.applyAndWait());
   EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("CPU"))) << h.tab.errorText().toStdString();
 
   // And a good run afterwards clears the message: f64 Sobel is refused, f64 convolution is fine.
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.kernelEditor().selectPreset(KernelPreset::Laplacian);
-  h.tab.kernelEditor().setMode(ConvMode::Same);
+  h.use("conv");
+  h.tab.kernelEditor()->selectPreset(KernelPreset::Laplacian);
+  h.set("mode", "same");
   h.tab.setRunOn(true, false);
   ASSERT_TRUE(h.applyAndWait());
   EXPECT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
@@ -604,8 +755,8 @@ TEST_F(FiltersGui, KeepResultChainsFiltersAndUndoGoesBack) {
   const Image photo = test::randomImage(41, 31, 3, PixelType::U8, 306);
   ASSERT_TRUE(h.setPhoto(photo));
   h.tab.setRunOn(true, false);
-  h.tab.setOperation(FilterOp::Box);
-  h.tab.setRadius(2);
+  h.use("box");
+  h.set("radius", "2");
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult());
   const Image blurred = *h.tab.lastRun()->cpu;
@@ -619,10 +770,10 @@ TEST_F(FiltersGui, KeepResultChainsFiltersAndUndoGoesBack) {
   EXPECT_EQ(h.photo.current().display, toQImage(blurred));
 
   // The next filter works on the kept photo.
-  h.tab.setOperation(FilterOp::Sobel);
+  h.use("sobel");
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult());
-  EXPECT_TRUE(test::imagesNear(makeFilter(h.tab.spec())->runCpu(blurred), *h.tab.lastRun()->cpu, 0));
+  EXPECT_TRUE(test::imagesNear(h.tab.makeOperation()->runCpu(blurred), *h.tab.lastRun()->cpu, 0));
   edits = h.edits;
   h.tab.keepResult();
   ASSERT_TRUE(waitUntil([&] { return h.edits > edits; }));
@@ -711,26 +862,27 @@ TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
   ASSERT_TRUE(h.setPhoto(photo));
   ASSERT_TRUE(h.photo.current().onGpu);
   h.tab.setRunOn(true, true);
-  h.tab.setOperation(FilterOp::Box);
-  h.tab.setRadius(4);
+  h.use("box");
+  h.set("radius", "4");
   const int rows = h.timings.history().rowCount();
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
   const FilterRun run = *h.tab.lastRun();  // a copy: Keep below clears the tab's
   ASSERT_NE(run.gpu, nullptr);
   ASSERT_NE(run.cpu, nullptr);
-  const Image reference = makeFilter(h.tab.spec())->runReference(photo);
+  const Image reference = h.tab.makeOperation()->runReference(photo);
   EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 0));  // u8 box: GPU and reference agree exactly
   EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1));  // OpenCV within 1
-  ASSERT_TRUE(run.maxAbsDiff.has_value());
-  EXPECT_LE(*run.maxAbsDiff, 1.0);
-  ASSERT_TRUE(run.gpuCompute.has_value());
-  EXPECT_EQ(run.gpuCompute->reps, 10);
-  EXPECT_GT(run.gpuCompute->medianMs, 0.0);
+  ASSERT_TRUE(run.record.maxAbsDiff.has_value());
+  EXPECT_LE(*run.record.maxAbsDiff, 1.0);
+  ASSERT_TRUE(computeMs(run.record).has_value());
+  EXPECT_EQ(run.record.gpu->compute.reps, 10);
+  EXPECT_GT(*computeMs(run.record), 0.0);
   ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
-  const RunTiming& timing = h.timings.history().runs().back();
-  EXPECT_TRUE(timing.cpuMs && timing.computeMs && timing.downloadMs && timing.uploadMs);
-  EXPECT_TRUE(timing.speedupCompute().has_value());
+  const Measurement& timing = h.timings.history().runs().back().measurement;
+  EXPECT_TRUE(cpuMs(timing) && computeMs(timing) && downloadMs(timing) && uploadMs(timing))
+      << "the resident photo's upload counts in the run's end-to-end time";
+  EXPECT_TRUE(timing.speedup().has_value());
   EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("max |CPU"))) << h.tab.statusText().toStdString();
 
   // Keep the GPU result and chain a float convolution on it; the GPU works from the new resident photo.
@@ -744,13 +896,13 @@ TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
 
   const Image floats = test::randomImage(53, 41, 1, PixelType::F32, 309, 10.0);
   ASSERT_TRUE(h.setPhoto(floats));
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.kernelEditor().setKernel({4, 3, {1, -2, 3, 0.5, 2, 0, -1, 4, 1.5, -3, 2, 1}});
-  h.tab.kernelEditor().setMode(ConvMode::Full);
-  h.tab.setBorder({BorderMode::Reflect, 0});
+  h.use("conv");
+  h.tab.kernelEditor()->setKernel({4, 3, {1, -2, 3, 0.5, 2, 0, -1, 4, 1.5, -3, 2, 1}});
+  h.set("mode", "full");
+  h.set("border", "reflect");
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
-  const Image convRef = makeFilter(h.tab.spec())->runReference(floats);
+  const Image convRef = h.tab.makeOperation()->runReference(floats);
   EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->gpu, 1e-4, 1e-5));
   EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->cpu, 1e-4, 1e-5));
   EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
@@ -763,44 +915,45 @@ TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
   const Image photo = test::randomImage(97, 61, 3, PixelType::U8, 404);
   ASSERT_TRUE(h.setPhoto(photo));
   h.tab.setRunOn(true, true);
-  h.tab.setOperation(FilterOp::Conv);
-  h.tab.setConvMethod(ConvMethod::Auto);
-  h.tab.kernelEditor().setGaussian(4.0, 0);  // 25x25
-  h.tab.setBorder({BorderMode::Reflect101, 0});
+  h.use("conv");
+  h.set("method", "auto");
+  h.tab.kernelEditor()->setGaussian(4.0, 0);  // 25x25
+  h.set("border", "reflect101");
   ASSERT_TRUE(h.applyAndWait());
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
   {
     const FilterRun& run = *h.tab.lastRun();
     ASSERT_NE(run.gpu, nullptr);
     ASSERT_NE(run.cpu, nullptr);
-    const Image reference = makeFilter(h.tab.spec())->runReference(photo);
+    const Image reference = h.tab.makeOperation()->runReference(photo);
     EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 1.0));
     EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1.0));
-    ASSERT_TRUE(run.gpuChoice.has_value());
-    ASSERT_TRUE(run.cpuChoice.has_value());
+    ASSERT_TRUE(run.record.gpu.has_value());
+    ASSERT_TRUE(run.record.cpu.has_value());
     const std::optional<ConvCostModel> model = cachedGpuConvCostModel(0);
     ASSERT_TRUE(model.has_value());  // calibrated before the timed runs
-    EXPECT_EQ(*run.gpuChoice, model->choose(97, 61, 25, 25, 3));
-    EXPECT_GT(run.gpuPrepareMs, 0.0);
-    ASSERT_TRUE(run.gpuCompute.has_value());
+    EXPECT_EQ(run.record.gpu->methodUsed, toString(model->choose(97, 61, 25, 25, 3)));
+    EXPECT_GT(run.record.gpu->prepareMs, 0.0);
+    ASSERT_TRUE(computeMs(run.record).has_value());
     EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → "))) << h.tab.statusText().toStdString();
   }
 
   // A 201x201 kernel through the FFT on the GPU, on a photo small enough for the naive reference.
   const Image small = test::randomImage(31, 23, 1, PixelType::F32, 405, 50.0);
   ASSERT_TRUE(h.setPhoto(small));
-  h.tab.setConvMethod(ConvMethod::Fft);
-  h.tab.kernelEditor().setKernel(randomKernel(201, 201, 406));
-  h.tab.kernelEditor().setMode(ConvMode::Same);
-  h.tab.setBorder({BorderMode::Constant, 3});
+  h.set("method", "fft");
+  h.tab.kernelEditor()->setKernel(randomKernel(201, 201, 406));
+  h.set("mode", "same");
+  h.set("border", "constant");
+  h.set("border-value", "3");
   ASSERT_TRUE(h.applyAndWait(300000));
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
   const FilterRun& run = *h.tab.lastRun();
-  const Image reference = makeFilter(h.tab.spec())->runReference(small);
+  const Image reference = h.tab.makeOperation()->runReference(small);
   double peak = 0;
   for (float v : reference.samples<float>()) peak = std::max(peak, double(std::abs(v)));
   EXPECT_TRUE(test::imagesNear(reference, *run.gpu, 1e-4 * peak));  // float32, relative to the peak
   EXPECT_TRUE(test::imagesNear(reference, *run.cpu, 1e-4 * peak));
-  EXPECT_EQ(run.gpuChoice, ConvAlgorithm::Fft);
-  EXPECT_EQ(run.method, QStringLiteral("fft"));
+  EXPECT_EQ(run.record.gpu->methodUsed, "fft");
+  EXPECT_EQ(run.record.method, "fft");
 }

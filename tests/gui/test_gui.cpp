@@ -34,6 +34,7 @@
 #include "widgets/device_panel.hpp"
 #include "widgets/image_convert.hpp"
 #include "widgets/image_view.hpp"
+#include "widgets/run_timing.hpp"
 #include "widgets/timing_bars.hpp"
 #include "widgets/timing_history.hpp"
 #include "widgets/timings_panel.hpp"
@@ -306,7 +307,8 @@ TEST_F(GuiTest, SetPhotoPublishesBeforeDone) {
   EXPECT_EQ(seen.display.size(), QSize(9, 5));
   EXPECT_EQ(seen.hostBytes, 9 * 5 * 3);
   EXPECT_EQ(seen.onGpu, cudaAvailable());
-  EXPECT_EQ(seen.uploadMs.has_value(), cudaAvailable());
+  EXPECT_EQ(seen.upload.has_value(), cudaAvailable());
+  EXPECT_EQ(seen.uploadMs().has_value(), cudaAvailable());
 }
 
 TEST_F(GuiTest, ResidentPhotoMatchesTheHostCopy) {
@@ -340,33 +342,66 @@ TEST_F(GuiTest, ResidentPhotoMatchesTheHostCopy) {
 // ---------------------------------------------------------------------------------------------
 // Timings panel
 
+namespace {
+
+/// A record as the harness returns it for a box blur measured on both sides.
+Measurement boxRecord() {
+  Measurement m;
+  m.version = "9.9.9";
+  m.operation = "box";
+  m.description = "box r=7";
+  m.params = {{"radius", "7"}};
+  m.input = ImageShape{600, 400, 3, PixelType::U8};
+  m.output = *m.input;
+  GpuMeasurement g;
+  g.deviceName = "Test GPU";
+  g.methodUsed = "direct";
+  g.upload = Stats{0.25, 0.25, 0.25, 1};
+  g.compute = Stats{0.125, 0.1, 0.2, 10};
+  g.download = Stats{0.375, 0.3, 0.4, 3};
+  m.gpu = g;
+  CpuMeasurement c;
+  c.threads = 16;
+  c.methodUsed = "direct";
+  c.time = Stats{12.5, 12, 13, 5};
+  m.cpu = c;
+  m.work = 1.44e6;
+  m.ceiling = Ceiling{"DRAM copy", 1000, "test"};
+  m.maxAbsDiff = 0;
+  return m;
+}
+
+}  // namespace
+
 TEST_F(GuiTest, TimingsPanelAddsRowsAndExportsCsv) {
   TimingsPanel panel;
-  RunTiming both;
-  both.operation = QStringLiteral("box r=7");
-  both.image = QStringLiteral("600x400 RGB u8");
-  both.cpuMs = 12.5;
-  both.cpuThreads = 16;
-  both.uploadMs = 0.25;
-  both.computeMs = 0.125;
-  both.downloadMs = 0.375;
-  both.when = QDateTime(QDate(2025, 1, 2), QTime(3, 4, 5));
-  panel.addRun(both);
+  panel.addRun(RunTiming{boxRecord(), QDateTime(QDate(2025, 1, 2), QTime(3, 4, 5))});
 
-  RunTiming upload;
-  upload.operation = QStringLiteral("upload, \"warm\"");  // a comma and quotes: CSV quoting
-  upload.image = QStringLiteral("9x5 gray u8");
-  upload.uploadMs = 0.5;
+  Measurement upload;  // a transfer alone, with text that needs CSV quoting
+  upload.operation = "upload";
+  upload.description = "upload, \"warm\"";
+  upload.input = ImageShape{9, 5, 1, PixelType::U8};
+  upload.output = *upload.input;
+  upload.gpu = GpuMeasurement{};
+  upload.gpu->upload = Stats{0.5, 0.5, 0.5, 1};
   panel.addRun(upload);
 
   EXPECT_EQ(panel.history().rowCount(), 2);
   EXPECT_TRUE(panel.history().runs()[1].when.isValid()) << "addRun stamps the time";
-  EXPECT_EQ(panel.history().data(panel.history().index(0, TimingHistoryModel::Speedup), Qt::DisplayRole).toString(),
-            QStringLiteral("100x"));
-  EXPECT_EQ(panel.history().data(panel.history().index(0, TimingHistoryModel::GpuTotalMs), Qt::DisplayRole).toString(),
-            QStringLiteral("0.75 ms"));
+  auto cell = [&](int row, int column) {
+    return panel.history().data(panel.history().index(row, column), Qt::DisplayRole).toString();
+  };
+  EXPECT_EQ(cell(0, TimingHistoryModel::Speedup), QStringLiteral("100x"));
+  EXPECT_EQ(cell(0, TimingHistoryModel::GpuTotalMs), QStringLiteral("0.75 ms"));
+  EXPECT_EQ(cell(0, TimingHistoryModel::Image), QStringLiteral("600x400 RGB u8"));
+  EXPECT_EQ(cell(0, TimingHistoryModel::CpuThreads), QStringLiteral("16"));
+  // 1.44 MB in 0.125 ms: 11.5 GB/s, 1.2% of a 1000 GB/s ceiling.
+  EXPECT_EQ(cell(0, TimingHistoryModel::Rate), QStringLiteral("11.5 GB/s (1.2%)"));
+  EXPECT_EQ(rateText(panel.history().runs()[0].measurement), QStringLiteral("11.5 GB/s (1.2% of DRAM copy)"));
+  EXPECT_TRUE(cell(1, TimingHistoryModel::ComputeMs).isEmpty()) << "a transfer alone has no compute";
+  EXPECT_EQ(cell(1, TimingHistoryModel::UploadMs), QStringLiteral("0.5 ms"));
   ASSERT_TRUE(panel.bars().run().has_value());
-  EXPECT_EQ(panel.bars().run()->operation, upload.operation) << "the bars show the latest run";
+  EXPECT_EQ(panel.bars().run()->measurement.description, upload.description) << "the bars show the latest run";
 
   QTemporaryDir dir;
   const QString path = dir.filePath(QStringLiteral("timings.csv"));
@@ -376,12 +411,12 @@ TEST_F(GuiTest, TimingsPanelAddsRowsAndExportsCsv) {
   ASSERT_TRUE(file.open(QIODevice::ReadOnly | QIODevice::Text));
   const QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
   ASSERT_EQ(lines.size(), 4);  // header, two runs, and the empty string after the last newline
-  EXPECT_EQ(lines[0], QStringLiteral("time,operation,image,cpu_ms,cpu_threads,gpu_upload_ms,gpu_compute_ms,"
-                                     "gpu_download_ms,gpu_total_ms,speedup_compute,speedup_end_to_end"));
-  EXPECT_EQ(lines[1], QStringLiteral("2025-01-02T03:04:05.000,box r=7,600x400 RGB u8,12.5,16,0.25,0.125,0.375,0.75,100,"
-                                     "16.66666667"));
-  EXPECT_TRUE(lines[2].endsWith(QStringLiteral(",\"upload, \"\"warm\"\"\",9x5 gray u8,,,0.5,,,0.5,,")))
-      << lines[2].toStdString();
+  // The engine's record columns (gpulab::csvHeader / toCsvRow) after the time.
+  EXPECT_EQ(lines[0], QStringLiteral("time,") + QString::fromStdString(csvHeader()));
+  EXPECT_EQ(lines[1], QStringLiteral("2025-01-02T03:04:05.000,") + QString::fromStdString(toCsvRow(boxRecord())));
+  EXPECT_TRUE(lines[1].contains(QStringLiteral(",12.5,0.25,0.125,0.375,0.75,100,16.66666667,")))
+      << lines[1].toStdString();
+  EXPECT_TRUE(lines[2].contains(QStringLiteral(",upload,\"upload, \"\"warm\"\"\","))) << lines[2].toStdString();
   EXPECT_TRUE(lines[3].isEmpty());
 
   EXPECT_FALSE(panel.exportCsv(dir.filePath(QStringLiteral("no/such/dir/t.csv")), &error));
@@ -394,31 +429,57 @@ TEST_F(GuiTest, TimingsPanelAddsRowsAndExportsCsv) {
 
 TEST_F(GuiTest, TimingBarsTurnLogarithmicBeyond30x) {
   TimingBars bars;
-  RunTiming r;
-  r.cpuMs = 10;
-  r.computeMs = 0.5;  // 20x apart: linear
-  bars.setRun(r);
+  Measurement m;
+  m.description = "test";
+  m.cpu = CpuMeasurement{};
+  m.cpu->time = Stats{10, 10, 10, 1};
+  m.gpu = GpuMeasurement{};
+  m.gpu->compute = Stats{0.5, 0.5, 0.5, 1};  // 20x apart: linear
+  bars.setRun({m, {}});
   EXPECT_FALSE(bars.logarithmic());
-  r.computeMs = 0.25;  // 40x apart: logarithmic
-  bars.setRun(r);
+  m.gpu->compute.medianMs = 0.25;  // 40x apart: logarithmic
+  bars.setRun({m, {}});
   EXPECT_TRUE(bars.logarithmic());
   bars.resize(500, 220);
   const QImage shot = bars.grab().toImage();  // paints both axes without tripping over anything
   EXPECT_FALSE(shot.isNull());
 }
 
-TEST(RunTiming, SpeedupsAndTotals) {
-  RunTiming r;
-  EXPECT_FALSE(r.gpuTotalMs());
-  EXPECT_FALSE(r.speedupCompute());
-  r.cpuMs = 8;
-  r.computeMs = 2;
-  EXPECT_DOUBLE_EQ(*r.speedupCompute(), 4.0);
-  EXPECT_DOUBLE_EQ(*r.speedupEndToEnd(), 4.0);
-  r.uploadMs = 1;
-  r.downloadMs = 1;
-  EXPECT_DOUBLE_EQ(*r.gpuTotalMs(), 4.0);
-  EXPECT_DOUBLE_EQ(*r.speedupEndToEnd(), 2.0);
+TEST(RunTiming, PartsTotalsAndWords) {
+  Measurement m;
+  EXPECT_FALSE(gpuTotalMs(m));
+  EXPECT_FALSE(m.speedup());
+  m.cpu = CpuMeasurement{};
+  m.cpu->time = Stats{8, 8, 8, 1};
+  m.gpu = GpuMeasurement{};
+  EXPECT_FALSE(computeMs(m)) << "no compute reps: a transfer alone";
+  m.gpu->compute = Stats{2, 2, 2, 1};
+  EXPECT_DOUBLE_EQ(*m.speedup(), 4.0);
+  EXPECT_DOUBLE_EQ(*m.speedupEndToEnd(), 4.0);
+  m.gpu->upload = Stats{1, 1, 1, 1};
+  m.gpu->download = Stats{1, 1, 1, 1};
+  EXPECT_DOUBLE_EQ(*gpuTotalMs(m), 4.0);
+  EXPECT_DOUBLE_EQ(*m.speedupEndToEnd(), 2.0);
+
+  // What ran: the description, and the method each side took when it is not the one asked for.
+  m.description = "conv 31x31 same reflect101 auto";
+  m.method = "auto";
+  m.gpu->methodUsed = "fft";
+  m.cpu->methodUsed = "fft";
+  EXPECT_EQ(operationText(m), QStringLiteral("conv 31x31 same reflect101 auto → fft"));
+  EXPECT_EQ(methodText(m), QStringLiteral("auto → fft"));
+  m.cpu->methodUsed = "direct";
+  EXPECT_EQ(methodText(m), QStringLiteral("auto → GPU fft, CPU direct"));
+  m.method = "direct";
+  m.gpu->methodUsed = "direct";
+  EXPECT_EQ(operationText(m), QStringLiteral("conv 31x31 same reflect101 auto"));
+  m.operation = "fft-filter";
+  m.description = "lowpass gaussian c=0.25 pad=none";
+  EXPECT_EQ(operationText(m), QStringLiteral("fft-filter lowpass gaussian c=0.25 pad=none"))
+      << "the operation's name goes first when the description does not start with it";
+  m.output = ImageShape{1920, 1080, 1, PixelType::F32};
+  EXPECT_EQ(imageText(m), QStringLiteral("1920x1080")) << "a generated image: its size";
+
   EXPECT_EQ(formatMs(0.0345), QStringLiteral("0.0345 ms"));
   EXPECT_EQ(formatMs(1.234), QStringLiteral("1.23 ms"));
   EXPECT_EQ(formatMs(123.4), QStringLiteral("123 ms"));
@@ -545,12 +606,15 @@ TEST_F(GuiTest, PhotoUploadIsTheFirstTimingOnAGpu) {
   StartedWindow w;
   ASSERT_TRUE(waitUntil([&] { return w.started; }));
   ASSERT_EQ(w.window.timings().history().rowCount(), 1);
-  const RunTiming& run = w.window.timings().history().runs().front();
-  EXPECT_EQ(run.operation, QStringLiteral("upload photo"));
-  EXPECT_EQ(run.image, QStringLiteral("600x400 RGB u8"));
-  ASSERT_TRUE(run.uploadMs.has_value());
-  EXPECT_GT(*run.uploadMs, 0.0);
-  EXPECT_FALSE(run.computeMs.has_value());
+  const Measurement& run = w.window.timings().history().runs().front().measurement;
+  EXPECT_EQ(run.operation, "upload");
+  EXPECT_EQ(operationText(run), QStringLiteral("upload photo"));
+  EXPECT_EQ(imageText(run), QStringLiteral("600x400 RGB u8"));
+  ASSERT_TRUE(uploadMs(run).has_value());
+  EXPECT_GT(*uploadMs(run), 0.0);
+  EXPECT_FALSE(computeMs(run).has_value());
+  EXPECT_FALSE(run.cpu.has_value());
+  EXPECT_FALSE(run.gpu->deviceName.empty());
   EXPECT_TRUE(w.window.photo().current().onGpu);
   EXPECT_GE(w.window.photo().current().gpuBytes, 600 * 400 * 3);
   EXPECT_FALSE(w.window.devicePanel().snapshot().name.isEmpty());

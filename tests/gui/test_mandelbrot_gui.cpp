@@ -461,11 +461,14 @@ TEST_F(MandelbrotGui, CpuRenderReportsItsTimeAndCancels) {
   EXPECT_TRUE(text.contains(QStringLiteral("threads"))) << text.toStdString();
   EXPECT_EQ(text.contains(QStringLiteral("faster")), cudaAvailable()) << text.toStdString();
   ASSERT_EQ(runs.size(), 1u);
-  const RunTiming& run = runs.front();
-  EXPECT_TRUE(run.cpuMs.has_value() && *run.cpuMs > 0);
-  EXPECT_EQ(run.computeMs.has_value(), cudaAvailable());
+  const Measurement& run = runs.front().measurement;  // the engine's measureMandelbrot record
+  EXPECT_EQ(run.operation, "mandelbrot");
+  EXPECT_TRUE(cpuMs(run).has_value() && *cpuMs(run) > 0);
+  EXPECT_EQ(run.cpu->warmup, 1) << "the CPU render is warmed up, as the GPU's";
+  EXPECT_EQ(computeMs(run).has_value(), cudaAvailable());
+  EXPECT_GT(run.work, 0.0) << "iterations counted";
   const MandelbrotView v = h.tab.view();
-  EXPECT_EQ(run.image, QStringLiteral("%1x%2").arg(v.imageWidth).arg(v.imageHeight));
+  EXPECT_EQ(imageText(run), QStringLiteral("%1x%2").arg(v.imageWidth).arg(v.imageHeight));
   EXPECT_TRUE(cpu->isEnabled());
 }
 

@@ -22,8 +22,7 @@
 #include <string>
 
 #include "gpulab/core/device_image.hpp"
-#include "gpulab/core/timing.hpp"
-#include "gpulab/filters/filter.hpp"
+#include "gpulab/measure/harness.hpp"
 #include "shell/photo_document.hpp"
 #include "widgets/image_convert.hpp"
 #include "widgets/image_view.hpp"
@@ -53,21 +52,12 @@ namespace {
 struct FftRun {
   QImage spectrum;  // colour-mapped; null when the photo and the colour map did not change
   QImage result;
-  QString operation;
-  QString image;
   quint64 generation = 0;
-  std::optional<double> planMs;
   std::optional<double> spectrumPlanMs;
-  std::optional<double> computeMs;
-  std::optional<double> downloadMs;
-  std::optional<double> cpuMs;
-  int cpuThreads = 0;
-  int computeReps = 0;
-  QString gpuNote;  // why the GPU did not run although it was asked to
+  gpulab::Measurement record;  // the filter, measured by the harness on the GPU and/or the CPU
 };
 
 constexpr int kSliderScale = 100;  // slider steps per unit of cutoff
-constexpr int kGpuReps = 5;
 
 }  // namespace
 
@@ -261,8 +251,6 @@ void FftTab::schedule() {
         else
           state->filter->setSpec(s);
         gpulab::FftFilter& filter = *state->filter;
-        run.operation = QStringLiteral("fft ") + QString::fromStdString(filter.describe());
-        run.image = QString::fromStdString(photo.describe());
         const bool gpuReady = ctx.hasGpu() && ctx.photoOnGpu();
 
         // The spectrum depends on the photo only: once per photo, coloured again when the map changes.
@@ -284,32 +272,23 @@ void FftTab::schedule() {
         }
         ctx.throwIfCancelled();
 
-        gpulab::Image result;
-        if (wantGpu && gpuReady) {
-          gpulab::GpuContext& gpu = ctx.gpu();
-          const gpulab::DeviceImage& in = ctx.devicePhoto();
-          const double planMs = filter.prepareGpu(gpu, in, state->filtered);
-          if (planMs > 0) run.planMs = planMs;
-          const gpulab::Stats compute =
-              gpulab::timeStream(gpu.stream(), [&] { filter.runGpu(gpu, in, state->filtered); }, {1, kGpuReps});
-          run.computeMs = compute.medianMs;
-          run.computeReps = compute.reps;
-          gpu.download(state->filtered, result);
-          run.downloadMs = gpu.lastDownload().totalMs();
-        } else if (wantGpu) {
-          run.gpuNote = !ctx.hasGpu() ? QStringLiteral("no GPU") : QStringLiteral("the photo is not on the GPU");
-        }
-        if (wantCpu || result.empty()) {
-          ctx.throwIfCancelled();
-          gpulab::Stopwatch watch;
-          gpulab::Image cpu = filter.runCpu(photo, ctx.cpuControl());
-          run.cpuMs = watch.elapsedMs();
-          run.cpuThreads = gpulab::cpuThreads();
-          if (result.empty()) result = std::move(cpu);
-        }
+        // The filter through the harness: GPU from the resident photo (no upload timed), the CPU
+        // baseline when asked for or when the GPU cannot give the result.
+        gpulab::MeasureSetup setup;
+        setup.wantGpu = wantGpu && gpuReady;
+        setup.wantCpu = wantCpu || !setup.wantGpu;
+        setup.gpu = gpuReady ? &ctx.gpu() : nullptr;
+        setup.resident = gpuReady ? &ctx.devicePhoto() : nullptr;
+        setup.gpuOutput = &state->filtered;
+        setup.control = ctx.cpuControl();
+        gpulab::MeasureResult measured = gpulab::measure(filter, photo, setup, gpulab::MeasurePolicy::interactive());
+        if (wantGpu && !gpuReady) measured.record.gpuSkipped = !ctx.hasGpu() ? "no GPU" : "the photo is not on the GPU";
+        run.record = std::move(measured.record);
+        gpulab::Image result =
+            measured.gpuOutput.empty() ? std::move(measured.cpuOutput) : std::move(measured.gpuOutput);
         run.result = toQImage(result);
         state->lastResult = std::move(result);
-        state->lastOperation = run.operation;
+        state->lastOperation = operationText(run.record);
         return run;
       },
       [this](FftRun run) {
@@ -322,33 +301,29 @@ void FftTab::schedule() {
         resultView_->setImage(run.result);
         usePhoto_->setEnabled(true);
 
+        gpulab::Measurement& m = run.record;
+        services_.photo.addResidentUpload(m);
         QStringList lines;
-        if (run.computeMs) {
-          lines << tr("GPU compute %1 (median of %2)").arg(formatMs(*run.computeMs)).arg(run.computeReps);
-          if (run.planMs && !planShown_) {
-            lines << tr("cuFFT plan creation %1 (first run of this size, not in compute)").arg(formatMs(*run.planMs));
+        if (const auto compute = computeMs(m)) {
+          lines << tr("GPU compute %1 (median of %2)").arg(formatMs(*compute)).arg(m.gpu->compute.reps);
+          if (m.gpu->prepareMs > 0 && !planShown_) {
+            lines << tr("cuFFT plan creation %1 (first run of this size, not in compute)")
+                         .arg(formatMs(m.gpu->prepareMs));
             planShown_ = true;
           }
           if (run.spectrumPlanMs) lines << tr("spectrum plan creation %1").arg(formatMs(*run.spectrumPlanMs));
-          if (run.downloadMs) lines << tr("download %1").arg(formatMs(*run.downloadMs));
+          if (const auto download = downloadMs(m)) lines << tr("download %1").arg(formatMs(*download));
         }
-        if (!run.gpuNote.isEmpty()) lines << tr("GPU not used: %1").arg(run.gpuNote);
-        if (run.cpuMs) lines << tr("CPU (OpenCV, %1 threads) %2").arg(run.cpuThreads).arg(formatMs(*run.cpuMs));
-        if (run.cpuMs && run.computeMs && *run.computeMs > 0)
-          lines << tr("speedup %1 (compute)").arg(formatSpeedup(*run.cpuMs / *run.computeMs));
+        if (!m.gpuSkipped.empty() && m.gpuSkipped != "not asked for")
+          lines << tr("GPU not used: %1").arg(QString::fromStdString(m.gpuSkipped));
+        if (const auto cpu = cpuMs(m))
+          lines << tr("CPU (OpenCV, %1 threads) %2 (median of %3)")
+                       .arg(m.cpu->threads)
+                       .arg(formatMs(*cpu))
+                       .arg(m.cpu->time.reps);
+        if (const auto speedup = m.speedup()) lines << tr("speedup %1 (compute)").arg(formatSpeedup(*speedup));
         status_->setText(lines.join(QLatin1Char('\n')));
-
-        RunTiming timing;
-        timing.operation = run.operation;
-        timing.image = run.image;
-        timing.cpuMs = run.cpuMs;
-        timing.cpuThreads = run.cpuThreads;
-        if (run.computeMs) {
-          timing.uploadMs = services_.photo.current().uploadMs;  // the photo stays resident on the GPU
-          timing.computeMs = run.computeMs;
-          timing.downloadMs = run.downloadMs;
-        }
-        services_.timings.addRun(timing);
+        services_.timings.addRun(m);
         awaitingResult_ = false;
         emit resultShown();
       },

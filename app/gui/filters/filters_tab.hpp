@@ -1,30 +1,27 @@
-// The "Filters" tab: box blur, Sobel and 2D convolution on the current photo, on the GPU and the
-// CPU side by side.
+// The "Filters" tab: every operation the engine registers (gpulab::imageOperations(): box blur, Sobel,
+// 2D convolution, and whatever is registered next) on the current photo, on the GPU and the CPU side
+// by side. Its controls are generated from the registry's parameter descriptions
+// (filters/param_controls.hpp), so a new operation appears here with no change to this tab.
 //
-// Convolution has a Method: Direct (kernels up to 63x63 in the editor), FFT or Auto (up to 255x255);
-// Auto's choice on each side (GPU, CPU) is shown with the timings, and its one-time calibration
-// (and FFT plans) is done before timing and shown apart.
-//
-// Apply (Ctrl+Return) runs the filter on the engine's worker: on the GPU from the photo already
-// resident there (uploaded once, when the photo was set), compute timed with CUDA events after
-// warm-up runs, plus the download; on the CPU with the OpenCV baseline on all cores, with progress
-// and Cancel. The result is shown over the original with a split line (Space shows the original
-// alone); the CPU and GPU results can each be shown, and their largest difference is stated.
-// Every run goes to the Timings panel. Keep result (Ctrl+K) makes the result the current photo so
-// filters chain; Undo (Ctrl+Z) goes back to the photo before. Bad parameters are reported in one
-// sentence under the controls and in the status bar.
+// Apply (Ctrl+Return) builds the operation from the controls' values and measures it on the engine's
+// worker with the harness (filters/filters_worker.hpp): on the GPU from the photo already resident
+// there, on the CPU with the OpenCV baseline on all cores, with progress and Cancel. The result is
+// shown over the original with a split line (Space shows the original alone); the CPU and GPU results
+// can each be shown, and their largest difference is stated. Every run's record goes to the Timings
+// panel. Keep result (Ctrl+K) makes the result the current photo so filters chain; Undo (Ctrl+Z) goes
+// back to the photo before. Bad parameters are reported in one sentence under the controls and in the
+// status bar.
 #pragma once
 
-#include <QImage>
+#include <QString>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "gpulab/core/image.hpp"
-#include "gpulab/core/timing.hpp"
-#include "gpulab/fft/fft_conv.hpp"
-#include "gpulab/filters/filter.hpp"
+#include "filters/filters_worker.hpp"
+#include "gpulab/filters/registry.hpp"
 #include "shell/engine.hpp"
 #include "shell/tab_services.hpp"
 
@@ -32,49 +29,18 @@ class QAction;
 class QButtonGroup;
 class QCheckBox;
 class QComboBox;
-class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
-class QSlider;
-class QSpinBox;
 class QToolButton;
+class QVBoxLayout;
 
 namespace gpulab::gui {
 
 class BeforeAfterView;
 class KernelEditor;
-
-/// One Apply, as the worker hands it back to the GUI thread.
-struct FilterRun {
-  quint64 generation = 0;  ///< the photo it was computed from
-  QString operation;       ///< Filter::describe()
-  QString input;           ///< "600x400 RGB u8"
-  QString output;          ///< the result's shape
-  QPoint beforeOffset;     ///< the original's top-left in the result's pixels ('full' / 'valid')
-  /// Convolution only (empty otherwise): the method asked for ("direct", "fft", "auto") and what
-  /// each side took (auto decides per device; fft and direct take themselves).
-  QString method;
-  std::optional<gpulab::ConvAlgorithm> gpuChoice;
-  std::optional<gpulab::ConvAlgorithm> cpuChoice;
-  double gpuPrepareMs = 0;  ///< one-time work before the GPU timing (calibration, plans): Filter::prepareGpu
-  double cpuPrepareMs = 0;  ///< the same before the CPU timing (the CPU cost model)
-
-  std::shared_ptr<const gpulab::Image> gpu;  ///< the GPU's result, when the GPU ran
-  QImage gpuDisplay;
-  std::optional<gpulab::Stats> gpuCompute;  ///< CUDA events around the kernels, after warm-up
-  int gpuWarmups = 0;
-  std::optional<double> downloadMs;
-  QString gpuNote;  ///< why the GPU did not run although it was asked to
-
-  std::shared_ptr<const gpulab::Image> cpu;  ///< the CPU baseline's result, when it ran
-  QImage cpuDisplay;
-  std::optional<gpulab::Stats> cpuTime;  ///< steady clock around runCpu
-  int cpuThreads = 0;
-
-  QString displayNote;               ///< how float results are shown; empty for u8
-  std::optional<double> maxAbsDiff;  ///< largest |CPU - GPU| over all samples, when both ran
-};
+class ParamControl;
 
 class FiltersTab : public QWidget {
   Q_OBJECT
@@ -84,18 +50,27 @@ class FiltersTab : public QWidget {
   ~FiltersTab() override;
 
   // --- the controls, for scripting and tests (the widgets do the same) ------------------------
-  /// The filter the controls describe (validated by the engine when applied).
-  gpulab::FilterSpec spec() const;
-  void setOperation(gpulab::FilterOp op);
-  void setRadius(int radius);
-  void setSobelComponent(gpulab::SobelComponent component);
-  void setBorder(gpulab::Border border);
-  /// Convolution's method; FFT and Auto let the kernel editor go up to kMaxEditorFftKernelSize.
-  void setConvMethod(gpulab::ConvMethod method);
-  gpulab::ConvMethod convMethod() const;
+  /// The registered name of the operation the controls show: "box", "sobel", "conv", ...
+  QString operation() const;
+  /// Shows the controls of the registered operation `name`; false when there is none.
+  bool setOperation(const QString& name);
+  /// The current operation's parameters as its controls hold them, as the registry reads them. A
+  /// parameter that only matters with another's value ("border-value" with "border=constant") is
+  /// left out when that value is not chosen, so the engine takes its default.
+  gpulab::ParamValues paramValues() const;
+  /// The value of parameter `name` of the current operation, as text; empty when there is none.
+  QString param(const QString& name) const;
+  /// Sets parameter `name` of the current operation as its control would. False, with the reason in
+  /// errorText(), when there is no such parameter or the value does not fit its control.
+  bool setParam(const QString& name, const QString& value);
+  /// The operation the controls describe, built by the registry (throws std::invalid_argument).
+  std::unique_ptr<gpulab::Operation> makeOperation() const;
+  /// The control of `param` of `operation` (its widget: "filterParam_<operation>_<param>"), or nullptr.
+  ParamControl* paramControl(const QString& operation, const QString& param) const;
+  /// The kernel editor of `operation` (the current one by default), or nullptr when it takes no kernel.
+  KernelEditor* kernelEditor(const QString& operation = {}) const;
   /// Which implementations Apply runs; the GPU only where there is one.
   void setRunOn(bool cpu, bool gpu);
-  KernelEditor& kernelEditor() noexcept { return *kernelEditor_; }
   BeforeAfterView& view() noexcept { return *view_; }
 
   // --- actions --------------------------------------------------------------------------------
@@ -124,9 +99,6 @@ class FiltersTab : public QWidget {
   /// How many photos Undo keeps.
   static constexpr int kUndoDepth = 10;
 
-  /// Worker-side state: the filter and output buffer reused between runs, the undo photos.
-  struct WorkerState;
-
  signals:
   /// An Apply ended: shown, failed, rejected or cancelled.
   void runFinished();
@@ -134,13 +106,22 @@ class FiltersTab : public QWidget {
   void photoEditFinished();
 
  private:
+  /// The generated controls of one registered operation: its page of parameters (in the Filter box)
+  /// and of border parameters (in the Border box), and the controls by parameter name.
+  struct OperationControls {
+    const gpulab::OperationInfo* info = nullptr;
+    QWidget* page = nullptr;
+    QWidget* borderPage = nullptr;
+    std::map<std::string, ParamControl*> controls;
+  };
+
   void buildUi();
   QWidget* buildControls();
   QWidget* buildViewPane();
+  OperationControls buildOperation(const gpulab::OperationInfo& info);
+  void linkControls(OperationControls& op);
   void createActions();
   void operationChanged();
-  void methodChanged();
-  void borderChanged();
   void photoChanged();
   void queryDevice();
   void showRun(FilterRun run);
@@ -150,9 +131,10 @@ class FiltersTab : public QWidget {
   /// Shows one sentence as the problem (red, under the controls) and in the status bar.
   void reportProblem(const QString& text);
   void setStatus(const QString& html);
+  const OperationControls& current() const;
 
   TabServices& services_;
-  std::shared_ptr<WorkerState> state_;
+  std::shared_ptr<FiltersWorkerState> state_;
   JobHandle job_;
   std::optional<FilterRun> run_;
   int undoDepth_ = 0;
@@ -160,18 +142,9 @@ class FiltersTab : public QWidget {
   bool deviceKnown_ = false;
   bool gpuAvailable_ = false;
 
+  std::vector<OperationControls> operations_;  // in the registry's order, as the combo lists them
   QComboBox* operation_ = nullptr;
-  QWidget* params_ = nullptr;
-  std::vector<QWidget*> pages_;
-  QSlider* radiusSlider_ = nullptr;
-  QSpinBox* radius_ = nullptr;
-  QLabel* radiusHint_ = nullptr;
-  QComboBox* component_ = nullptr;
-  KernelEditor* kernelEditor_ = nullptr;
-  QComboBox* method_ = nullptr;
-  QLabel* methodHint_ = nullptr;
-  QComboBox* border_ = nullptr;
-  QDoubleSpinBox* borderValue_ = nullptr;
+  QGroupBox* borderBox_ = nullptr;
   QCheckBox* gpu_ = nullptr;
   QCheckBox* cpu_ = nullptr;
   QPushButton* applyButton_ = nullptr;

@@ -1,6 +1,5 @@
 #include "filters/kernel_editor.hpp"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QDoubleValidator>
@@ -221,18 +220,6 @@ void KernelEditor::buildUi() {
   sumRow->addWidget(sum_, 1);
   sumRow->addWidget(normalise_);
 
-  correlate_ = new QCheckBox(tr("Correlate (as OpenCV filter2D)"));
-  correlate_->setObjectName(QStringLiteral("kernelCorrelate"));
-  correlate_->setToolTip(
-      tr("Off: true convolution, the kernel flipped (scipy.signal.convolve2d).\n"
-         "On: correlation, the kernel as written, anchored at its centre."));
-  mode_ = new QComboBox;
-  mode_->setObjectName(QStringLiteral("kernelMode"));
-  mode_->addItem(tr("same (W x H)"), static_cast<int>(ConvMode::Same));
-  mode_->addItem(tr("full (W+kw-1 x H+kh-1)"), static_cast<int>(ConvMode::Full));
-  mode_->addItem(tr("valid (W-kw+1 x H-kh+1)"), static_cast<int>(ConvMode::Valid));
-  mode_->setToolTip(tr("Output size, as scipy.signal.convolve2d"));
-
   auto* form = new QFormLayout;
   form->setContentsMargins(0, 0, 0, 0);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -244,17 +231,9 @@ void KernelEditor::buildUi() {
   layout->addLayout(form);
   layout->addWidget(table_);
   layout->addLayout(sumRow);
-  layout->addWidget(correlate_);
-  auto* modeForm = new QFormLayout;
-  modeForm->setContentsMargins(0, 0, 0, 0);
-  modeForm->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  modeForm->addRow(tr("Output"), mode_);
-  layout->addLayout(modeForm);
 
-  for (QComboBox* box : {preset_, mode_}) {
-    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    box->setMinimumContentsLength(8);
-  }
+  preset_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  preset_->setMinimumContentsLength(8);
   connect(preset_, &QComboBox::currentIndexChanged, this, &KernelEditor::presetChanged);
   connect(sigma_, &QDoubleSpinBox::valueChanged, this, &KernelEditor::presetChanged);
   connect(gaussianSize_, &QSpinBox::valueChanged, this, &KernelEditor::presetChanged);
@@ -264,8 +243,6 @@ void KernelEditor::buildUi() {
   connect(height_, &QSpinBox::valueChanged, this, &KernelEditor::sizeChanged);
   connect(table_, &QTableWidget::itemChanged, this, &KernelEditor::cellChanged);
   connect(normalise_, &QPushButton::clicked, this, &KernelEditor::normalise);
-  connect(correlate_, &QCheckBox::toggled, this, &KernelEditor::changed);
-  connect(mode_, &QComboBox::currentIndexChanged, this, &KernelEditor::changed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -473,13 +450,5 @@ bool KernelEditor::normalise() {
   emit changed();
   return true;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Options
-
-bool KernelEditor::correlate() const { return correlate_->isChecked(); }
-void KernelEditor::setCorrelate(bool on) { correlate_->setChecked(on); }
-gpulab::ConvMode KernelEditor::mode() const { return static_cast<ConvMode>(mode_->currentData().toInt()); }
-void KernelEditor::setMode(gpulab::ConvMode mode) { mode_->setCurrentIndex(mode_->findData(static_cast<int>(mode))); }
 
 }  // namespace gpulab::gui

@@ -1,7 +1,8 @@
-// The convolution kernel editor of the Filters tab: a table of coefficients (1..63 a side for the
-// direct method, up to 255 for fft and auto: setMaxSide; odd or even, non-square), presets that fill it (Gaussian with
-// sigma and size, sharpen, emboss, Laplacian, motion blur with length and angle, box), a Normalise button, and the
-// convolution's options (correlate instead of convolve; output size same, full or valid).
+// The kernel editor of the Filters tab, the control of every Kernel parameter: a table of coefficients
+// (1..63 a side for the direct method, up to 255 for fft and auto: setMaxSide; odd or even,
+// non-square), presets that fill it (Gaussian with sigma and size, sharpen, emboss, Laplacian, motion
+// blur with length and angle, box) and a Normalise button. The convolution's other options (correlate,
+// output size) are parameters of their own, with their own controls.
 //
 // Editing a cell or the size turns the preset to "Custom". Every change emits changed(); problems
 // (a cell that is not a number, normalising a kernel that sums to 0) come out as message().
@@ -12,7 +13,6 @@
 #include "filters/filters_presets.hpp"
 #include "gpulab/filters/filter.hpp"
 
-class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -48,11 +48,6 @@ class KernelEditor : public QWidget {
   void setGaussian(double sigma, int size);
   void setMotionBlur(int length, double angleDegrees);
 
-  bool correlate() const;
-  void setCorrelate(bool on);
-  gpulab::ConvMode mode() const;
-  void setMode(gpulab::ConvMode mode);
-
   /// Divides every coefficient by their sum. False, with a message(), when the sum is 0.
   bool normalise();
   double sum() const;
@@ -85,8 +80,6 @@ class KernelEditor : public QWidget {
   QTableWidget* table_ = nullptr;
   QLabel* sum_ = nullptr;
   QPushButton* normalise_ = nullptr;
-  QCheckBox* correlate_ = nullptr;
-  QComboBox* mode_ = nullptr;
 };
 
 }  // namespace gpulab::gui

@@ -35,10 +35,9 @@
 #include <bit>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 
-#include "gpulab/core/timing.hpp"
 #include "gpulab/io/image_io.hpp"
+#include "gpulab/measure/harness.hpp"
 #include "widgets/run_timing.hpp"
 #include "widgets/timings_panel.hpp"
 
@@ -91,12 +90,19 @@ QImage displayImage(const gpulab::Image& rgba) {
   return wrapped.convertToFormat(QImage::Format_RGB32);
 }
 
-struct CpuComparison {
-  double cpuMs = 0;
-  int cpuThreads = 0;
-  std::optional<double> gpuMs;
-  QString precision;
-};
+/// One run, no warm-up: a frame is computed once and shown (after the first frame the module is
+/// loaded), so its time is that one run's, taken by the harness's primitives (gpulab::measureStream on
+/// the GPU, gpulab::measureHost on the CPU).
+gpulab::MeasurePolicy oneFrame() {
+  gpulab::MeasurePolicy policy;
+  policy.gpuWarmup = 0;
+  policy.gpuReps = 1;
+  policy.gpuSlowMs = 0;
+  policy.cpuWarmup = 0;
+  policy.cpuReps = 1;
+  policy.cpuBudgetMs = 0;
+  return policy;
+}
 
 struct Opened {
   MandelbrotView view;
@@ -874,37 +880,44 @@ void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly) {
   services_.engine.submit(
       this,
       [state, key, recolourOnly](WorkerContext& ctx) {
-        gpulab::Stopwatch worker;
         FrameResult r;
         const gpulab::MandelbrotOptions options;
-        if (ctx.hasGpu()) {
-          gpulab::GpuContext& gpu = ctx.gpu();
-          if (!recolourOnly || !(state->gpuRawView == key.view)) {
-            state->gpuRawView.reset();
-            // One event pair around the kernel: the frame's GPU compute time (no warm-up: a frame is
-            // shown once, and after the first one the module is loaded).
-            const gpulab::Stats s =
-                gpulab::timeStream(gpu.stream(), [&] { state->renderer.compute(gpu, key.view, options); }, {0, 1});
-            r.computeMs = s.medianMs;
-            state->gpuRawView = key.view;
-          }
-          // BGRA straight into an RGB32 image: the backing store's layout, no conversion anywhere.
-          state->renderer.colour(gpu, key.colouring, gpulab::ChannelOrder::Bgra);
-          r.image = QImage(key.view.imageWidth, key.view.imageHeight, QImage::Format_RGB32);
-          state->renderer.downloadRgba(gpu, reinterpret_cast<std::byte*>(r.image.bits()),
-                                       static_cast<std::size_t>(r.image.bytesPerLine()));
-          r.onGpu = true;
-        } else {
-          if (!recolourOnly || !(state->cpuRawView == key.view)) {
-            state->cpuRawView.reset();
-            gpulab::Stopwatch watch;
-            state->cpuRaw = gpulab::renderRawCpu(key.view, options, ctx.cpuControl());
-            r.computeMs = watch.elapsedMs();
-            state->cpuRawView = key.view;
-          }
-          r.image = displayImage(gpulab::colourRaw(state->cpuRaw, key.colouring, key.view.supersample));
-        }
-        r.workerMs = worker.elapsedMs();
+        // The whole job (compute, colour, download, conversion) for the frame budget; the escape-time
+        // pass alone for the frame's compute time.
+        r.workerMs =
+            gpulab::measureHost(
+                [&] {
+                  if (ctx.hasGpu()) {
+                    gpulab::GpuContext& gpu = ctx.gpu();
+                    if (!recolourOnly || !(state->gpuRawView == key.view)) {
+                      state->gpuRawView.reset();
+                      r.computeMs =
+                          gpulab::measureStream(
+                              gpu.stream(), [&] { state->renderer.compute(gpu, key.view, options); }, oneFrame())
+                              .medianMs;
+                      state->gpuRawView = key.view;
+                    }
+                    // BGRA straight into an RGB32 image: the backing store's layout, no conversion.
+                    state->renderer.colour(gpu, key.colouring, gpulab::ChannelOrder::Bgra);
+                    r.image = QImage(key.view.imageWidth, key.view.imageHeight, QImage::Format_RGB32);
+                    state->renderer.downloadRgba(gpu, reinterpret_cast<std::byte*>(r.image.bits()),
+                                                 static_cast<std::size_t>(r.image.bytesPerLine()));
+                    r.onGpu = true;
+                  } else {
+                    if (!recolourOnly || !(state->cpuRawView == key.view)) {
+                      state->cpuRawView.reset();
+                      r.computeMs =
+                          gpulab::measureHost(
+                              [&] { state->cpuRaw = gpulab::renderRawCpu(key.view, options, ctx.cpuControl()); },
+                              oneFrame())
+                              .medianMs;
+                      state->cpuRawView = key.view;
+                    }
+                    r.image = displayImage(gpulab::colourRaw(state->cpuRaw, key.colouring, key.view.supersample));
+                  }
+                },
+                oneFrame())
+                .medianMs;
         return r;
       },
       [this, key](FrameResult r) {
@@ -1004,36 +1017,31 @@ void MandelbrotTab::renderOnCpu() {
   cpuJob_ = services_.engine.submit(
       this,
       [state, v](WorkerContext& ctx) {
-        CpuComparison r;
-        r.precision = QString::fromStdString(std::string(gpulab::toString(gpulab::choosePrecision(v).used)));
+        // The harness's side-by-side measurement: the GPU's compute pass (CUDA events, warm-up
+        // excluded) and the CPU on every core (warm-up, then up to 5 runs in about 2 s).
+        gpulab::MandelbrotMeasureSetup setup;
         if (ctx.hasGpu()) {
-          gpulab::GpuContext& gpu = ctx.gpu();
+          setup.gpu = &ctx.gpu();
+          setup.renderer = &state->renderer;
           state->gpuRawView.reset();
-          const gpulab::Stats s =
-              gpulab::timeStream(gpu.stream(), [&] { state->renderer.compute(gpu, v, {}); }, {1, 5});
-          state->gpuRawView = v;
-          r.gpuMs = s.medianMs;
         }
-        ctx.throwIfCancelled();
-        gpulab::Stopwatch watch;
-        gpulab::renderRawCpu(v, {}, ctx.cpuControl());
-        r.cpuMs = watch.elapsedMs();
-        r.cpuThreads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        return r;
+        setup.wantCpu = true;
+        setup.control = ctx.cpuControl();
+        gpulab::Measurement m = gpulab::measureMandelbrot(v, {}, setup, gpulab::MeasurePolicy::interactive());
+        if (setup.gpu != nullptr) state->gpuRawView = v;  // the last timed run left this view's raw plane
+        return m;
       },
-      [this, v, finish](CpuComparison r) {
+      [this, finish](gpulab::Measurement m) {
         finish();
-        QString text = tr("CPU %1 (%2 threads)").arg(formatMs(r.cpuMs)).arg(r.cpuThreads);
-        if (r.gpuMs)
-          text += tr("   GPU %1 (median of 5)   %2 faster").arg(formatMs(*r.gpuMs), formatSpeedup(r.cpuMs / *r.gpuMs));
+        QString text;
+        if (const auto cpu = cpuMs(m))
+          text = tr("CPU %1 (%2 threads, median of %3)").arg(formatMs(*cpu)).arg(m.cpu->threads).arg(m.cpu->time.reps);
+        if (const auto gpu = computeMs(m)) {
+          text += tr("   GPU %1 (median of %2)").arg(formatMs(*gpu)).arg(m.gpu->compute.reps);
+          if (const auto speedup = m.speedup()) text += tr("   %1 faster").arg(formatSpeedup(*speedup));
+        }
         comparison_->setText(text);
-        RunTiming timing;
-        timing.operation = tr("mandelbrot %1 %2 it").arg(r.precision).arg(v.maxIterations);
-        timing.image = QStringLiteral("%1x%2").arg(v.imageWidth).arg(v.imageHeight);
-        timing.cpuMs = r.cpuMs;
-        timing.cpuThreads = r.cpuThreads;
-        timing.computeMs = r.gpuMs;
-        services_.timings.addRun(timing);
+        services_.timings.addRun(m);
         emit cpuRenderFinished();
       },
       {.coalesceKey = QStringLiteral("mandelbrot-cpu"),
@@ -1077,17 +1085,22 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
   saveJob_ = services_.engine.submit(
       this,
       [v, c, used, path](WorkerContext& ctx) {
-        gpulab::Stopwatch watch;
-        gpulab::Image rgba;
-        if (ctx.hasGpu()) {
-          gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
-          rgba = gpulab::renderMandelbrot(ctx.gpu(), renderer, v, c);
-        } else {
-          rgba = gpulab::colourRaw(gpulab::renderRawCpu(v, {}, ctx.cpuControl()), c, v.supersample);
-        }
-        ctx.throwIfCancelled();
-        gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(), gpulab::pngTextFromView(v, c, used));
-        return watch.elapsedMs();
+        // How long rendering and writing took, for the status bar: the whole job, once.
+        return gpulab::measureHost(
+                   [&] {
+                     gpulab::Image rgba;
+                     if (ctx.hasGpu()) {
+                       gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
+                       rgba = gpulab::renderMandelbrot(ctx.gpu(), renderer, v, c);
+                     } else {
+                       rgba = gpulab::colourRaw(gpulab::renderRawCpu(v, {}, ctx.cpuControl()), c, v.supersample);
+                     }
+                     ctx.throwIfCancelled();
+                     gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(),
+                                             gpulab::pngTextFromView(v, c, used));
+                   },
+                   oneFrame())
+            .medianMs;
       },
       [this, path, size, finish](double ms) {
         finish();

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpulab/core/version.hpp"
 #include "widgets/image_convert.hpp"
 
 namespace gpulab::gui {
@@ -48,7 +49,7 @@ const gpulab::DeviceImage& WorkerContext::devicePhoto() const {
 
 void WorkerContext::setPhoto(gpulab::Image image, const QString& source) {
   if (image.empty()) throw std::invalid_argument("cannot show an empty image");
-  std::optional<double> uploadMs;
+  std::optional<gpulab::Measurement> upload;
   QString gpuNote;
   devicePhoto_ = {};  // the previous photo's memory goes back before the new one is allocated
   if (gpu_) {
@@ -57,14 +58,34 @@ void WorkerContext::setPhoto(gpulab::Image image, const QString& source) {
       // The first upload pays for allocations (device image, pinned staging); the second, into the
       // same buffers, is the number a person should compare with compute times.
       gpu_->upload(image, devicePhoto_);
-      uploadMs = gpu_->lastUpload().totalMs();
+      upload = uploadRecord(image, gpu_->lastUpload().totalMs());
     } catch (const std::exception& e) {
       devicePhoto_ = {};
       gpuNote = QString::fromStdString(e.what());
     }
   }
   photo_ = std::make_shared<const gpulab::Image>(std::move(image));
-  publish(source, uploadMs, std::move(gpuNote));
+  publish(source, std::move(upload), std::move(gpuNote));
+}
+
+gpulab::Measurement WorkerContext::uploadRecord(const gpulab::Image& image, double uploadMs) const {
+  gpulab::Measurement m;
+  m.version = gpulab::gpulabVersion();
+  m.operation = "upload";
+  m.description = "upload photo";
+  m.method = "";
+  m.input = gpulab::shapeOf(image);
+  m.output = *m.input;
+  m.work = static_cast<double>(image.sizeBytes());
+  gpulab::GpuMeasurement g;
+  g.device = gpu_->device();
+  for (const gpulab::DeviceInfo& d : devices_.devices)
+    if (d.index == g.device) g.deviceName = d.name;
+  g.warmup = 1;  // the first upload allocated the buffers
+  g.upload = gpulab::Stats::of({uploadMs});
+  m.gpu = std::move(g);
+  m.cpuSkipped = "a transfer has no CPU side";
+  return m;
 }
 
 void WorkerContext::setPhoto(gpulab::Image image, gpulab::DeviceImage resident, const QString& source) {
@@ -77,7 +98,7 @@ void WorkerContext::setPhoto(gpulab::Image image, gpulab::DeviceImage resident, 
   publish(source, std::nullopt, {});
 }
 
-void WorkerContext::publish(const QString& source, std::optional<double> uploadMs, QString gpuNote) {
+void WorkerContext::publish(const QString& source, std::optional<gpulab::Measurement> upload, QString gpuNote) {
   gpuNote_ = gpuNote;
   PhotoUpdate update;
   update.generation = ++generation_;
@@ -93,7 +114,7 @@ void WorkerContext::publish(const QString& source, std::optional<double> uploadM
   DisplayRange range;
   update.display = toQImage(*photo_, &range);
   update.displayNote = describeRange(*photo_, range);
-  update.uploadMs = uploadMs;
+  update.upload = std::move(upload);
   update.gpuNote = std::move(gpuNote);
   if (publish_) publish_(std::move(update));
 }

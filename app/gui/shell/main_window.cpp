@@ -397,13 +397,7 @@ void MainWindow::photoChanged() {
   if (!p.displayNote.isEmpty()) info += QStringLiteral("  (%1)").arg(p.displayNote);
   photoLabel_->setText(info);
   photoLabel_->setToolTip(p.source);
-  if (p.uploadMs) {
-    RunTiming upload;
-    upload.operation = tr("upload photo");
-    upload.image = p.description;
-    upload.uploadMs = p.uploadMs;
-    timings_->addRun(upload);
-  }
+  if (p.upload) timings_->addRun(*p.upload);
   if (!p.gpuNote.isEmpty()) reportError(tr("The photo stays on the CPU: %1").arg(p.gpuNote));
 }
 

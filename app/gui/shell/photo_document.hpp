@@ -18,6 +18,10 @@ class PhotoDocument : public QObject {
   const PhotoUpdate& current() const noexcept { return current_; }
   /// The file name of the source, "coffee.png"; empty without a photo.
   QString displayName() const;
+  /// The photo stays resident on the GPU, uploaded once when it was set: a record of an operation that
+  /// ran from it (its GPU side, no upload of its own, the photo's shape as input) gets that upload, so
+  /// its end-to-end time counts the copy a person pays once per photo.
+  void addResidentUpload(gpulab::Measurement& record) const;
 
  public slots:
   void set(const gpulab::gui::PhotoUpdate& update);

@@ -14,7 +14,7 @@ class TimingsPanel;
 struct TabServices {
   Engine& engine;                                   ///< submit(...) jobs to the worker thread (engine.hpp)
   PhotoDocument& photo;                             ///< the current photo as shown; changed() when it changes
-  TimingsPanel& timings;                            ///< addRun(RunTiming) after every measured operation
+  TimingsPanel& timings;                            ///< addRun(gpulab::Measurement) after every measured operation
   std::function<void(const QString&)> showMessage;  ///< a transient status-bar message
   std::function<void(const QString&)> showError;    ///< an error, in words, for the user
 };

@@ -13,7 +13,8 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/core/image.hpp"
-#include "gpulab/filters/filter.hpp"
+#include "gpulab/core/operation.hpp"
+#include "gpulab/measure/record.hpp"
 
 namespace gpulab::gui {
 
@@ -29,14 +30,22 @@ struct PhotoUpdate {
   int width = 0;
   int height = 0;
   int channels = 0;
-  QString sampleType;              ///< "u8", "f32", "f64"
-  qint64 hostBytes = 0;            ///< the host image
-  bool onGpu = false;              ///< resident on the GPU (WorkerContext::devicePhoto())
-  qint64 gpuBytes = 0;             ///< its GPU memory, pitched planes included
-  QImage display;                  ///< what the screen shows (floats normalised, see widgets/image_convert.hpp)
-  QString displayNote;             ///< "f32 shown normalised from ...", empty for u8
-  std::optional<double> uploadMs;  ///< its upload to the GPU (warm, GpuContext::lastUpload()), when uploaded
-  QString gpuNote;                 ///< why it is not resident on the GPU although there is one; else empty
+  QString sampleType;    ///< "u8", "f32", "f64"
+  qint64 hostBytes = 0;  ///< the host image
+  bool onGpu = false;    ///< resident on the GPU (WorkerContext::devicePhoto())
+  qint64 gpuBytes = 0;   ///< its GPU memory, pitched planes included
+  QImage display;        ///< what the screen shows (floats normalised, see widgets/image_convert.hpp)
+  QString displayNote;   ///< "f32 shown normalised from ...", empty for u8
+  /// Its upload to the GPU as a record (operation "upload", a GPU upload stat alone: the second of two
+  /// uploads, into buffers the first allocated, as GpuContext::lastUpload() timed it), when uploaded.
+  std::optional<gpulab::Measurement> upload;
+  QString gpuNote;  ///< why it is not resident on the GPU although there is one; else empty
+
+  /// The upload's median, when there was one.
+  std::optional<double> uploadMs() const {
+    return upload && upload->gpu && upload->gpu->upload ? std::optional<double>(upload->gpu->upload->medianMs)
+                                                        : std::nullopt;
+  }
 };
 
 class WorkerContext {
@@ -92,7 +101,8 @@ class WorkerContext {
 
  private:
   friend class EngineWorker;
-  void publish(const QString& source, std::optional<double> uploadMs, QString gpuNote);
+  gpulab::Measurement uploadRecord(const gpulab::Image& image, double uploadMs) const;
+  void publish(const QString& source, std::optional<gpulab::Measurement> upload, QString gpuNote);
 
   Publish publish_;
   gpulab::DeviceReport devices_;

@@ -84,8 +84,9 @@ void PhotoInfoPanel::photoChanged() {
   samples_->setText(QStringLiteral("%1, %2").arg(channelNames(p.channels), sampleNames(p.sampleType)));
   host_->setText(formatBytes(p.hostBytes));
   if (p.onGpu) {
-    gpu_->setText(p.uploadMs ? tr("resident, %1 (upload %2)").arg(formatBytes(p.gpuBytes), formatMs(*p.uploadMs))
-                             : tr("resident, %1").arg(formatBytes(p.gpuBytes)));
+    const std::optional<double> uploadMs = p.uploadMs();
+    gpu_->setText(uploadMs ? tr("resident, %1 (upload %2)").arg(formatBytes(p.gpuBytes), formatMs(*uploadMs))
+                           : tr("resident, %1").arg(formatBytes(p.gpuBytes)));
   } else {
     gpu_->setText(p.gpuNote.isEmpty() ? tr("no (CPU only)") : tr("no: %1").arg(p.gpuNote));
   }

@@ -82,17 +82,20 @@ void TimingBars::clear() {
 std::vector<TimingBars::Bar> TimingBars::bars() const {
   std::vector<Bar> out;
   if (!run_) return out;
-  const RunTiming& r = *run_;
-  if (r.cpuMs)
-    out.push_back({r.cpuThreads == 1  ? tr("CPU, 1 thread")
-                   : r.cpuThreads > 1 ? tr("CPU, %1 threads").arg(r.cpuThreads)
-                                      : tr("CPU"),
-                   *r.cpuMs, kCpu});
-  if (r.uploadMs) out.push_back({tr("GPU upload"), *r.uploadMs, kUpload});
-  if (r.computeMs) out.push_back({tr("GPU compute"), *r.computeMs, kCompute});
-  if (r.downloadMs) out.push_back({tr("GPU download"), *r.downloadMs, kDownload});
-  const int gpuParts = int(r.uploadMs.has_value()) + int(r.computeMs.has_value()) + int(r.downloadMs.has_value());
-  if (gpuParts > 1) out.push_back({tr("GPU end to end"), *r.gpuTotalMs(), kTotal});
+  const gpulab::Measurement& m = run_->measurement;
+  if (const auto cpu = cpuMs(m)) {
+    const int threads = m.cpu->threads;
+    out.push_back({threads == 1  ? tr("CPU, 1 thread")
+                   : threads > 1 ? tr("CPU, %1 threads").arg(threads)
+                                 : tr("CPU"),
+                   *cpu, kCpu});
+  }
+  const auto upload = uploadMs(m), compute = computeMs(m), download = downloadMs(m);
+  if (upload) out.push_back({tr("GPU upload"), *upload, kUpload});
+  if (compute) out.push_back({tr("GPU compute"), *compute, kCompute});
+  if (download) out.push_back({tr("GPU download"), *download, kDownload});
+  const int gpuParts = int(upload.has_value()) + int(compute.has_value()) + int(download.has_value());
+  if (gpuParts > 1) out.push_back({tr("GPU end to end"), *gpuTotalMs(m), kTotal});
   return out;
 }
 
@@ -125,17 +128,20 @@ void TimingBars::paintEvent(QPaintEvent*) {
   }
 
   // Title: operation, then the image it ran on.
+  const gpulab::Measurement& m = run_->measurement;
+  const QString title = operationText(m);
   QFont bold = font();
   bold.setBold(true);
   p.setFont(bold);
   p.setPen(text);
   const QFontMetrics bfm(bold);
-  p.drawText(area.left(), area.top() + bfm.ascent(), run_->operation);
-  const int titleWidth = bfm.horizontalAdvance(run_->operation);
+  const QString shownTitle = bfm.elidedText(title, Qt::ElideRight, area.width());
+  p.drawText(area.left(), area.top() + bfm.ascent(), shownTitle);
+  const int titleWidth = bfm.horizontalAdvance(shownTitle);
   p.setFont(font());
   p.setPen(faint);
   p.drawText(area.left() + titleWidth + 10, area.top() + bfm.ascent(),
-             fm.elidedText(run_->image, Qt::ElideRight, std::max(0, area.width() - titleWidth - 10)));
+             fm.elidedText(imageText(m), Qt::ElideRight, std::max(0, area.width() - titleWidth - 10)));
   int y = area.top() + bfm.height() + 10;
 
   const auto all = bars();
@@ -196,7 +202,7 @@ void TimingBars::paintEvent(QPaintEvent*) {
   // The verdict, in words: compute alone, then end to end when copies were timed.
   QString verdict, detail;
   QColor verdictColour = text;
-  if (const auto speedup = run_->speedupCompute()) {
+  if (const auto speedup = m.speedup()) {
     if (*speedup >= 1) {
       verdict = tr("GPU compute %1 faster than the CPU").arg(formatSpeedup(*speedup));
       verdictColour = kCompute.darker(pal.color(QPalette::Window).lightness() > 128 ? 130 : 90);
@@ -204,10 +210,10 @@ void TimingBars::paintEvent(QPaintEvent*) {
       verdict = tr("CPU %1 faster than GPU compute").arg(formatSpeedup(1 / *speedup));
       verdictColour = kCpu;
     }
-    if (const auto e2e = run_->speedupEndToEnd(); e2e && run_->gpuTotalMs() != run_->computeMs)
+    if (const auto e2e = m.speedupEndToEnd(); e2e && gpuTotalMs(m) != computeMs(m))
       detail = *e2e >= 1 ? tr("End to end, with the copies: GPU %1 faster").arg(formatSpeedup(*e2e))
                          : tr("End to end, with the copies: CPU %1 faster").arg(formatSpeedup(1 / *e2e));
-  } else if (!run_->cpuMs && run_->hasGpu() && !run_->computeMs) {
+  } else if (!m.cpu && m.gpu && !computeMs(m)) {
     detail = tr("A transfer alone: no compute to compare");
   }
   int lineY = barsBottom + 4 + fm.height() + 8 + bfm.ascent();

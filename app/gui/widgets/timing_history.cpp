@@ -7,16 +7,6 @@ namespace gpulab::gui {
 
 namespace {
 
-QString csvNumber(std::optional<double> v) { return v ? QString::number(*v, 'g', 10) : QString(); }
-
-QString csvText(const QString& text) {
-  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n')))
-    return text;
-  QString quoted = text;
-  quoted.replace(QLatin1String("\""), QLatin1String("\"\""));
-  return QLatin1Char('"') + quoted + QLatin1Char('"');
-}
-
 QVariant msCell(std::optional<double> v) { return v ? QVariant(formatMs(*v)) : QVariant(); }
 
 }  // namespace
@@ -35,29 +25,14 @@ void TimingHistoryModel::clear() {
 }
 
 QString TimingHistoryModel::csvHeader() {
-  return QStringLiteral(
-      "time,operation,image,cpu_ms,cpu_threads,gpu_upload_ms,gpu_compute_ms,gpu_download_ms,gpu_total_ms,"
-      "speedup_compute,speedup_end_to_end");
+  return QStringLiteral("time,") + QString::fromStdString(gpulab::csvHeader());
 }
 
 QString TimingHistoryModel::toCsv() const {
   QString out = csvHeader() + QLatin1Char('\n');
-  for (const RunTiming& r : runs_) {
-    const QStringList fields = {
-        r.when.toString(Qt::ISODateWithMs),
-        csvText(r.operation),
-        csvText(r.image),
-        csvNumber(r.cpuMs),
-        r.cpuMs ? QString::number(r.cpuThreads) : QString(),
-        csvNumber(r.uploadMs),
-        csvNumber(r.computeMs),
-        csvNumber(r.downloadMs),
-        csvNumber(r.gpuTotalMs()),
-        csvNumber(r.speedupCompute()),
-        csvNumber(r.speedupEndToEnd()),
-    };
-    out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
-  }
+  for (const RunTiming& r : runs_)
+    out += r.when.toString(Qt::ISODateWithMs) + QLatin1Char(',') +
+           QString::fromStdString(gpulab::toCsvRow(r.measurement)) + QLatin1Char('\n');
   return out;
 }
 
@@ -70,37 +45,63 @@ int TimingHistoryModel::columnCount(const QModelIndex& parent) const { return pa
 QVariant TimingHistoryModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const RunTiming& r = runs_[static_cast<std::size_t>(index.row())];
+  const gpulab::Measurement& m = r.measurement;
   if (role == Qt::TextAlignmentRole) {
-    const bool text = index.column() == Operation || index.column() == Image || index.column() == Time;
+    const bool text =
+        index.column() == Operation || index.column() == Image || index.column() == Time || index.column() == Rate;
     return QVariant::fromValue(Qt::AlignVCenter | (text ? Qt::AlignLeft : Qt::AlignRight));
   }
-  if (role == Qt::ToolTipRole && index.column() == Speedup) {
-    if (auto e2e = r.speedupEndToEnd()) return tr("End to end, with upload and download: %1").arg(formatSpeedup(*e2e));
-    return {};
+  if (role == Qt::ToolTipRole) {
+    switch (index.column()) {
+      case Operation: {
+        QStringList lines{QString::fromStdString(m.description)};
+        for (const auto& [name, value] : m.params)
+          lines << QStringLiteral("%1 = %2").arg(QString::fromStdString(name), QString::fromStdString(value));
+        if (m.gpu) lines << tr("GPU: %1").arg(QString::fromStdString(m.gpu->deviceName));
+        if (!m.gpuSkipped.empty()) lines << tr("GPU not measured: %1").arg(QString::fromStdString(m.gpuSkipped));
+        if (m.maxAbsDiff) lines << tr("max |GPU - CPU| %1").arg(*m.maxAbsDiff, 0, 'g', 3);
+        return lines.join(QLatin1Char('\n'));
+      }
+      case Speedup:
+        if (auto e2e = m.speedupEndToEnd())
+          return tr("End to end, with upload and download: %1").arg(formatSpeedup(*e2e));
+        return {};
+      case Rate:
+        if (!m.gpuRate()) return {};
+        return m.ceiling ? rateText(m) + QStringLiteral("\n") +
+                               QString::fromStdString(m.ceiling->name + ": " + m.ceiling->how)
+                         : rateText(m);
+      default:
+        return {};
+    }
   }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Time:
       return r.when.toString(QStringLiteral("HH:mm:ss"));
     case Operation:
-      return r.operation;
+      return operationText(m);
     case Image:
-      return r.image;
+      return imageText(m);
     case CpuMs:
-      return msCell(r.cpuMs);
+      return msCell(cpuMs(m));
     case CpuThreads:
-      return r.cpuMs ? QVariant(r.cpuThreads) : QVariant();
+      return m.cpu ? QVariant(m.cpu->threads) : QVariant();
     case UploadMs:
-      return msCell(r.uploadMs);
+      return msCell(uploadMs(m));
     case ComputeMs:
-      return msCell(r.computeMs);
+      return msCell(computeMs(m));
     case DownloadMs:
-      return msCell(r.downloadMs);
+      return msCell(downloadMs(m));
     case GpuTotalMs:
-      return msCell(r.gpuTotalMs());
+      return msCell(gpuTotalMs(m));
     case Speedup: {
-      const auto s = r.speedupCompute();
+      const auto s = m.speedup();
       return s ? QVariant(formatSpeedup(*s)) : QVariant();
+    }
+    case Rate: {
+      const QString rate = rateText(m, true);
+      return rate.isEmpty() ? QVariant() : QVariant(rate);
     }
     default:
       return {};
@@ -119,6 +120,8 @@ QVariant TimingHistoryModel::headerData(int section, Qt::Orientation orientation
         return tr("GPU end to end: upload + compute + download");
       case Speedup:
         return tr("CPU time / GPU compute time");
+      case Rate:
+        return tr("GPU compute rate on the least work the operation must do, against the ceiling measured for it");
       default:
         return {};
     }
@@ -145,6 +148,8 @@ QVariant TimingHistoryModel::headerData(int section, Qt::Orientation orientation
       return tr("GPU total");
     case Speedup:
       return tr("Speedup");
+    case Rate:
+      return tr("GPU rate");
     default:
       return {};
   }

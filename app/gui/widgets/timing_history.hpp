@@ -1,4 +1,5 @@
-// Every run the Timings panel received, as a table model, and its CSV form.
+// Every run the Timings panel received, as a table model, and its CSV form (the engine's record
+// columns, gpulab::csvHeader / toCsvRow, after the time each run arrived).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -23,6 +24,7 @@ class TimingHistoryModel : public QAbstractTableModel {
     DownloadMs,
     GpuTotalMs,
     Speedup,
+    Rate,
     Count
   };
 
@@ -32,11 +34,11 @@ class TimingHistoryModel : public QAbstractTableModel {
   void clear();
   const std::vector<RunTiming>& runs() const noexcept { return runs_; }
 
-  /// The CSV header line (no newline):
-  /// time,operation,image,cpu_ms,cpu_threads,gpu_upload_ms,gpu_compute_ms,gpu_download_ms,gpu_total_ms,speedup_compute,speedup_end_to_end
+  /// The CSV header line (no newline): "time," then gpulab::csvHeader() (version, operation,
+  /// description, method, ..., cpu_ms, upload_ms, compute_ms, download_ms, ..., max_abs_diff).
   static QString csvHeader();
-  /// Header and one line per run, oldest first, "\n"-terminated; missing values are empty fields,
-  /// numbers in full precision with '.' as the decimal point, text quoted when it needs to be.
+  /// Header and one line per run, oldest first, "\n"-terminated: the ISO time, then
+  /// gpulab::toCsvRow of its record (missing values empty, text quoted when it needs to be).
   QString toCsv() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;

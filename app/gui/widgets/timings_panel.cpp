@@ -41,7 +41,7 @@ TimingsPanel::TimingsPanel(QWidget* parent)
   const int digits = table_->fontMetrics().horizontalAdvance(QStringLiteral("000.00 ms")) + 14;
   table_->setColumnWidth(TimingHistoryModel::Time,
                          table_->fontMetrics().horizontalAdvance(QStringLiteral("00:00:00")) + 16);
-  table_->setColumnWidth(TimingHistoryModel::Operation, 130);
+  table_->setColumnWidth(TimingHistoryModel::Operation, 150);
   table_->setColumnWidth(TimingHistoryModel::Image, 112);
   for (int c : {TimingHistoryModel::CpuMs, TimingHistoryModel::UploadMs, TimingHistoryModel::ComputeMs,
                 TimingHistoryModel::DownloadMs, TimingHistoryModel::GpuTotalMs}) {
@@ -49,6 +49,8 @@ TimingsPanel::TimingsPanel(QWidget* parent)
     table_->setColumnWidth(c, std::max(digits, table_->fontMetrics().horizontalAdvance(header) + 18));
   }
   table_->setColumnWidth(TimingHistoryModel::CpuThreads, table_->fontMetrics().horizontalAdvance(tr("Threads")) + 20);
+  table_->setColumnWidth(TimingHistoryModel::Speedup, table_->fontMetrics().horizontalAdvance(tr("Speedup")) + 24);
+  table_->setColumnHidden(TimingHistoryModel::Rate, true);  // until a run has a GPU rate
 
   exportButton_->setObjectName(QStringLiteral("exportCsv"));
   exportButton_->setEnabled(false);
@@ -93,6 +95,7 @@ void TimingsPanel::addRun(const RunTiming& run) {
   RunTiming stamped = run;
   if (!stamped.when.isValid()) stamped.when = QDateTime::currentDateTime();
   model_->append(stamped);
+  if (stamped.measurement.gpuRate()) table_->setColumnHidden(TimingHistoryModel::Rate, false);
   bars_->setRun(stamped);
   table_->scrollToBottom();
   exportButton_->setEnabled(true);
@@ -103,6 +106,7 @@ void TimingsPanel::addRun(const RunTiming& run) {
 void TimingsPanel::clear() {
   model_->clear();
   bars_->clear();
+  table_->setColumnHidden(TimingHistoryModel::Rate, true);
   exportButton_->setEnabled(false);
   clearButton_->setEnabled(false);
 }

@@ -1,9 +1,9 @@
 // The Timings dock: the latest run as bars (TimingBars) and every run in a history table that
-// exports to CSV. Operations report here through addRun(); selecting a row shows that run's bars.
+// exports to CSV. Operations report here through addRun() with the record the engine's harness
+// returned; selecting a row shows that run's bars.
 //
-//   RunTiming run{.operation = "box r=7", .image = "400x300 RGB u8", .cpuMs = 4.1, .cpuThreads = 16,
-//                 .uploadMs = 0.08, .computeMs = 0.02, .downloadMs = 0.07};
-//   services.timings.addRun(run);
+//   gpulab::MeasureResult result = gpulab::measure(*op, photo, setup, gpulab::MeasurePolicy::interactive());
+//   services.timings.addRun(result.record);     // on the GUI thread, once the job is back
 #pragma once
 
 #include <QWidget>
@@ -27,6 +27,7 @@ class TimingsPanel : public QWidget {
 
   /// Shows `run` as the latest and appends it to the history (stamping `when` if it is unset).
   void addRun(const RunTiming& run);
+  void addRun(const gpulab::Measurement& measurement) { addRun(RunTiming{measurement, {}}); }
   void clear();
 
   const TimingHistoryModel& history() const noexcept { return *model_; }
