@@ -27,6 +27,7 @@
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
+#include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
 #include "shell/command_line.hpp"
 #include "shell/engine.hpp"
 #include "shell/photo_document.hpp"
@@ -470,6 +471,13 @@ TEST_F(MandelbrotGui, CpuRenderReportsItsTimeAndCancels) {
   const MandelbrotView v = h.tab.view();
   EXPECT_EQ(imageText(run), QStringLiteral("%1x%2").arg(v.imageWidth).arg(v.imageHeight));
   EXPECT_TRUE(cpu->isEnabled());
+  if (const QByteArray dir = qgetenv("GPULAB_TEST_SCREENSHOTS"); !dir.isEmpty()) {  // DIR: the tab and its timings
+    h.timings.resize(1000, 260);
+    h.timings.show();
+    waitUntil([] { return false; }, 200);
+    EXPECT_TRUE(h.tab.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/mandelbrot_cpu_render.png")));
+    EXPECT_TRUE(h.timings.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/mandelbrot_cpu_timings.png")));
+  }
 }
 
 // With a GPU, frames and the CPU render's comparison say where they come from.

@@ -9,6 +9,7 @@
 #include "filters/filters_tab.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
+#include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
 #include "shell/command_line.hpp"
 #include "shell/main_window.hpp"
 #include "shell/theme.hpp"

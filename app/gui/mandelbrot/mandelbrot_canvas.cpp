@@ -1,0 +1,212 @@
+#include "mandelbrot/mandelbrot_canvas.hpp"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QContextMenuEvent>
+#include <QKeyEvent>
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QRubberBand>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+#include "mandelbrot/mandelbrot_view.hpp"
+
+namespace gpulab::gui {
+
+using gpulab::MandelbrotView;
+
+namespace {
+
+constexpr double kWheelStep = 1.25;  // zoom per wheel notch
+constexpr double kKeyZoom = 1.5;     // zoom per + / -
+
+}  // namespace
+
+MandelbrotCanvas::MandelbrotCanvas(QWidget* parent) : QWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setMinimumSize(160, 120);
+  setCursor(Qt::CrossCursor);
+  setToolTip(
+      tr("Wheel: zoom   drag: pan   Shift+drag: zoom into a box   double-click: recentre\n"
+         "+ / -: zoom   arrows: pan   Home: whole set   J: Julia set of the point under the cursor"));
+}
+
+QSize MandelbrotCanvas::pixelSize() const {
+  const double dpr = devicePixelRatioF();
+  return {std::max(1, static_cast<int>(std::lround(width() * dpr))),
+          std::max(1, static_cast<int>(std::lround(height() * dpr)))};
+}
+
+QPointF MandelbrotCanvas::toPixels(QPointF widgetPoint) const { return widgetPoint * devicePixelRatioF(); }
+
+MandelbrotView MandelbrotCanvas::sized(MandelbrotView view) const {
+  const QSize s = pixelSize();
+  view.imageWidth = s.width();
+  view.imageHeight = s.height();
+  return view;
+}
+
+void MandelbrotCanvas::setView(const MandelbrotView& view) {
+  view_ = view;
+  update();
+}
+
+void MandelbrotCanvas::setFrame(const QImage& image, const MandelbrotView& frameView) {
+  frame_ = image;
+  frameView_ = frameView;
+  ++frameSerial_;
+  update();
+}
+
+void MandelbrotCanvas::setMessage(const QString& message) {
+  if (message == message_) return;
+  message_ = message;
+  update();
+}
+
+void MandelbrotCanvas::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.fillRect(rect(), Qt::black);
+  const MandelbrotView now = sized(view_);
+  const bool sameSet = frameView_.julia == now.julia &&
+                       (!now.julia || (frameView_.juliaX == now.juliaX && frameView_.juliaY == now.juliaY));
+  if (!frame_.isNull() && sameSet) {
+    // A frame rendered for another view is stretched and shifted to where it belongs now: the screen
+    // follows the mouse at once while the new frame is computed.
+    const QRectF target = frameRectIn(now, frameView_);
+    const double dpr = devicePixelRatioF();
+    painter.drawImage(QRectF(target.topLeft() / dpr, target.size() / dpr), frame_);
+  }
+  const bool newFrame = !frame_.isNull() && sameSet && frameSerial_ != presentedSerial_;
+  if (!message_.isEmpty()) {
+    QFont font = painter.font();
+    font.setPointSizeF(font.pointSizeF() * 1.2);
+    painter.setFont(font);
+    const QRectF box = rect().adjusted(width() / 8, height() / 3, -width() / 8, -height() / 3);
+    painter.fillRect(box, QColor(0, 0, 0, 190));
+    painter.setPen(QColor(255, 210, 120));
+    painter.drawText(box.adjusted(12, 8, -12, -8), Qt::AlignCenter | Qt::TextWordWrap, message_);
+  }
+  if (newFrame) {
+    presentedSerial_ = frameSerial_;
+    emit framePresented(frameSerial_);
+  }
+}
+
+void MandelbrotCanvas::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  emit resized();
+}
+
+void MandelbrotCanvas::wheelEvent(QWheelEvent* event) {
+  const double notches = event->angleDelta().y() / 120.0;
+  if (notches == 0) return;
+  emit viewRequested(zoomedAbout(sized(view_), toPixels(event->position()), std::pow(kWheelStep, notches)));
+  event->accept();
+}
+
+void MandelbrotCanvas::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return QWidget::mousePressEvent(event);
+  if (event->modifiers() & (Qt::ShiftModifier | Qt::ControlModifier)) {
+    if (band_ == nullptr) band_ = new QRubberBand(QRubberBand::Rectangle, this);
+    bandStart_ = event->position();
+    band_->setGeometry(QRect(bandStart_.toPoint(), QSize()));
+    band_->show();
+  } else {
+    dragging_ = true;
+    dragLast_ = event->position();
+    setCursor(Qt::ClosedHandCursor);
+  }
+}
+
+void MandelbrotCanvas::mouseMoveEvent(QMouseEvent* event) {
+  mouse_ = event->position();
+  if (band_ != nullptr && band_->isVisible()) {
+    band_->setGeometry(QRectF(bandStart_, event->position()).normalized().toRect());
+  } else if (dragging_) {
+    const QPointF delta = toPixels(event->position() - dragLast_);
+    dragLast_ = event->position();
+    if (!delta.isNull()) emit viewRequested(panned(sized(view_), delta));
+  }
+}
+
+void MandelbrotCanvas::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return QWidget::mouseReleaseEvent(event);
+  if (band_ != nullptr && band_->isVisible()) {
+    band_->hide();
+    const QRectF box(toPixels(bandStart_), toPixels(event->position()));
+    if (std::abs(box.width()) >= 4 && std::abs(box.height()) >= 4) emit viewRequested(zoomedToRect(sized(view_), box));
+  }
+  dragging_ = false;
+  setCursor(Qt::CrossCursor);
+}
+
+void MandelbrotCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton) emit viewRequested(recentred(sized(view_), toPixels(event->position())));
+}
+
+void MandelbrotCanvas::keyPressEvent(QKeyEvent* event) {
+  const MandelbrotView v = sized(view_);
+  const QPointF centre(0.5 * v.imageWidth, 0.5 * v.imageHeight);
+  const QPointF step(0.1 * v.imageWidth, 0.1 * v.imageHeight);
+  const QPointF under = rect().contains(mouse_.toPoint()) ? toPixels(mouse_) : centre;
+  switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      emit viewRequested(zoomedAbout(v, centre, kKeyZoom));
+      break;
+    case Qt::Key_Minus:
+      emit viewRequested(zoomedAbout(v, centre, 1.0 / kKeyZoom));
+      break;
+    case Qt::Key_Left:
+      emit viewRequested(panned(v, {step.x(), 0}));
+      break;
+    case Qt::Key_Right:
+      emit viewRequested(panned(v, {-step.x(), 0}));
+      break;
+    case Qt::Key_Up:
+      emit viewRequested(panned(v, {0, step.y()}));
+      break;
+    case Qt::Key_Down:
+      emit viewRequested(panned(v, {0, -step.y()}));
+      break;
+    case Qt::Key_Home:
+      emit homeRequested();
+      break;
+    case Qt::Key_J:
+      if (v.julia)
+        emit mandelbrotRequested();
+      else
+        emit juliaRequested(planePoint(v, under));
+      break;
+    default:
+      QWidget::keyPressEvent(event);
+      return;
+  }
+  event->accept();
+}
+
+void MandelbrotCanvas::contextMenuEvent(QContextMenuEvent* event) {
+  const MandelbrotView v = sized(view_);
+  const QPointF pixel = toPixels(event->pos());
+  const QPointF c = planePoint(v, pixel);
+  QMenu menu(this);
+  if (v.julia)
+    menu.addAction(tr("Back to the Mandelbrot set"), this, [this] { emit mandelbrotRequested(); });
+  else
+    menu.addAction(tr("Julia set of this point (J)"), this, [this, c] { emit juliaRequested(c); });
+  menu.addAction(tr("Recentre here"), this, [this, v, pixel] { emit viewRequested(recentred(v, pixel)); });
+  menu.addAction(tr("Zoom in here"), this, [this, v, pixel] { emit viewRequested(zoomedAbout(v, pixel, 2.0)); });
+  menu.addAction(tr("Zoom out here"), this, [this, v, pixel] { emit viewRequested(zoomedAbout(v, pixel, 0.5)); });
+  menu.addSeparator();
+  menu.addAction(tr("Copy coordinates %1").arg(pointText(c.x(), c.y())), this,
+                 [c] { QApplication::clipboard()->setText(pointText(c.x(), c.y())); });
+  menu.exec(event->globalPos());
+}
+
+}  // namespace gpulab::gui

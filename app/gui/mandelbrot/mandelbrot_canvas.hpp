@@ -1,0 +1,75 @@
+// The Mandelbrot tab's canvas: shows the last frame stretched and shifted to the current view at once
+// (the screen follows the mouse while the next frame is computed) and turns the wheel, drags, a
+// rubber band, double-clicks and keys into view requests. It renders nothing itself.
+#pragma once
+
+#include <QImage>
+#include <QPointF>
+#include <QString>
+#include <QWidget>
+
+#include "gpulab/mandelbrot/mandelbrot.hpp"
+
+class QRubberBand;
+
+namespace gpulab::gui {
+
+class MandelbrotCanvas : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit MandelbrotCanvas(QWidget* parent = nullptr);
+
+  /// The view shown now; its imageWidth/imageHeight are ignored (the canvas's device pixels rule).
+  void setView(const gpulab::MandelbrotView& view);
+  /// A rendered image and the view it shows (maybe older, smaller or larger than the current view).
+  void setFrame(const QImage& image, const gpulab::MandelbrotView& frameView);
+  /// Text drawn over the canvas (the precision limit); empty to clear.
+  void setMessage(const QString& message);
+  const QString& message() const noexcept { return message_; }
+  /// Image size in device pixels.
+  QSize pixelSize() const;
+  const QImage& frame() const noexcept { return frame_; }
+  /// Counts setFrame calls; framePresented reports the serial painted.
+  quint64 frameSerial() const noexcept { return frameSerial_; }
+
+ signals:
+  /// The user moved the view (wheel, drag, box, double-click, keys).
+  void viewRequested(const gpulab::MandelbrotView& view);
+  void homeRequested();
+  /// Show the Julia set of this point (Mandelbrot mode), or go back to the Mandelbrot set.
+  void juliaRequested(QPointF c);
+  void mandelbrotRequested();
+  void resized();
+  /// A paint drew the frame of setFrame call `serial` for the first time.
+  void framePresented(quint64 serial);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
+
+ private:
+  QPointF toPixels(QPointF widgetPoint) const;
+  gpulab::MandelbrotView sized(gpulab::MandelbrotView view) const;
+
+  gpulab::MandelbrotView view_;
+  gpulab::MandelbrotView frameView_;
+  QImage frame_;
+  quint64 frameSerial_ = 0;
+  quint64 presentedSerial_ = 0;
+  QString message_;
+  QRubberBand* band_ = nullptr;
+  QPointF bandStart_;
+  bool dragging_ = false;
+  QPointF dragLast_;
+  QPointF mouse_{-1, -1};
+};
+
+}  // namespace gpulab::gui

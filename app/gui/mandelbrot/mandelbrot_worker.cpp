@@ -1,0 +1,116 @@
+#include "mandelbrot/mandelbrot_worker.hpp"
+
+#include <bit>
+#include <cstddef>
+#include <functional>
+
+#include "gpulab/io/image_io.hpp"
+#include "gpulab/measure/harness.hpp"
+#include "shell/worker_context.hpp"
+
+namespace gpulab::gui {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "ChannelOrder::Bgra is QImage::Format_RGB32 here");
+
+/// The RGBA frame as the canvas draws it fastest: RGB32, the raster backing store's own layout, so a
+/// paint copies (or scales) pixels without converting them. Converted here, on the worker.
+QImage displayImage(const gpulab::Image& rgba) {
+  const QImage wrapped(reinterpret_cast<const uchar*>(rgba.data()), rgba.width(), rgba.height(),
+                       static_cast<qsizetype>(rgba.rowBytes()), QImage::Format_RGBA8888);
+  return wrapped.convertToFormat(QImage::Format_RGB32);
+}
+
+/// One run, no warm-up: a frame is computed once and shown (after the first frame the module is
+/// loaded), so its time is that one run's, taken by the harness's primitives.
+gpulab::MeasurePolicy oneRun() {
+  gpulab::MeasurePolicy policy;
+  policy.gpuWarmup = 0;
+  policy.gpuReps = 1;
+  policy.gpuSlowMs = 0;
+  policy.cpuWarmup = 0;
+  policy.cpuReps = 1;
+  policy.cpuBudgetMs = 0;
+  return policy;
+}
+
+}  // namespace
+
+FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const gpulab::MandelbrotView& view,
+                        const gpulab::Colouring& colouring, bool recolourOnly) {
+  FrameResult r;
+  const gpulab::MandelbrotOptions options;
+  auto gpuFrame = [&] {
+    gpulab::GpuContext& gpu = ctx.gpu();
+    if (!recolourOnly || !(state.gpuRawView == view)) {
+      state.gpuRawView.reset();
+      r.computeMs = gpulab::measureStream(
+                        gpu.stream(), [&] { state.renderer.compute(gpu, view, options); }, oneRun())
+                        .medianMs;
+      state.gpuRawView = view;
+    }
+    // BGRA straight into an RGB32 image: the backing store's layout, no conversion anywhere.
+    state.renderer.colour(gpu, colouring, gpulab::ChannelOrder::Bgra);
+    r.image = QImage(view.imageWidth, view.imageHeight, QImage::Format_RGB32);
+    state.renderer.downloadRgba(gpu, reinterpret_cast<std::byte*>(r.image.bits()),
+                                static_cast<std::size_t>(r.image.bytesPerLine()));
+    r.onGpu = true;
+  };
+  auto cpuFrame = [&] {
+    if (!recolourOnly || !(state.cpuRawView == view)) {
+      state.cpuRawView.reset();
+      r.computeMs =
+          gpulab::measureHost([&] { state.cpuRaw = gpulab::renderRawCpu(view, options, ctx.cpuControl()); }, oneRun())
+              .medianMs;
+      state.cpuRawView = view;
+    }
+    r.image = displayImage(gpulab::colourRaw(state.cpuRaw, colouring, view.supersample));
+  };
+  // The whole job is what the tab's frame budget weighs.
+  r.workerMs =
+      gpulab::measureHost(ctx.hasGpu() ? std::function<void()>(gpuFrame) : std::function<void()>(cpuFrame), oneRun())
+          .medianMs;
+  return r;
+}
+
+gpulab::Measurement measureCpuRender(MandelbrotWorkerState& state, WorkerContext& ctx,
+                                     const gpulab::MandelbrotView& view) {
+  gpulab::MandelbrotMeasureSetup setup;
+  if (ctx.hasGpu()) {
+    setup.gpu = &ctx.gpu();
+    setup.renderer = &state.renderer;
+    state.gpuRawView.reset();
+  }
+  setup.wantCpu = true;
+  setup.control = ctx.cpuControl();
+  gpulab::Measurement m = gpulab::measureMandelbrot(view, {}, setup, gpulab::MeasurePolicy::interactive());
+  if (setup.gpu != nullptr) state.gpuRawView = view;  // the last timed run left this view's raw plane
+  return m;
+}
+
+double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
+                 gpulab::Precision used, const QString& path) {
+  return gpulab::measureHost(
+             [&] {
+               gpulab::Image rgba;
+               if (ctx.hasGpu()) {
+                 gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
+                 rgba = gpulab::renderMandelbrot(ctx.gpu(), renderer, view, colouring);
+               } else {
+                 rgba =
+                     gpulab::colourRaw(gpulab::renderRawCpu(view, {}, ctx.cpuControl()), colouring, view.supersample);
+               }
+               ctx.throwIfCancelled();
+               gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(),
+                                       gpulab::pngTextFromView(view, colouring, used));
+             },
+             oneRun())
+      .medianMs;
+}
+
+StoredView readPngView(const QString& path) {
+  const auto text = gpulab::readPngText(path.toStdString());
+  return {gpulab::viewFromPngText(text), gpulab::colouringFromPngText(text)};
+}
+
+}  // namespace gpulab::gui

@@ -1,0 +1,60 @@
+// The Mandelbrot tab's work on the engine's worker thread: frames (compute, colour, download), the CPU
+// render measured against the GPU, and PNG files. Nothing here touches a widget; the tab submits these
+// through Engine::submit and shows what comes back.
+#pragma once
+
+#include <QImage>
+#include <QString>
+#include <optional>
+
+#include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/measure/record.hpp"
+
+namespace gpulab::gui {
+
+class WorkerContext;
+
+/// What the tab keeps on the worker: the renderer (its raw plane stays on the GPU between frames, so a
+/// new palette recolours without recomputing) and, without a GPU, the CPU's last raw plane.
+struct MandelbrotWorkerState {
+  gpulab::MandelbrotRenderer renderer;
+  std::optional<gpulab::MandelbrotView> gpuRawView;  // what the renderer's raw plane holds
+  gpulab::Image cpuRaw;
+  std::optional<gpulab::MandelbrotView> cpuRawView;
+};
+
+/// One frame, as the worker hands it back.
+struct FrameResult {
+  QImage image;                     ///< RGB32, the raster backing store's own layout
+  std::optional<double> computeMs;  ///< the escape-time pass; empty for a recolour
+  double workerMs = 0;              ///< the whole job: compute, colour, download, conversion
+  bool onGpu = false;
+};
+
+/// Renders `view` coloured with `colouring`: on the GPU when there is one, else on every CPU core.
+/// With `recolourOnly`, a raw plane that already holds `view` is coloured again without recomputing.
+/// The escape-time pass is timed alone and once (a frame is shown once; no warm-up) with the harness's
+/// primitives, gpulab::measureStream on the GPU and gpulab::measureHost on the CPU.
+FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const gpulab::MandelbrotView& view,
+                        const gpulab::Colouring& colouring, bool recolourOnly);
+
+/// "CPU render": `view` on every CPU core side by side with the GPU's compute pass when there is a
+/// GPU, measured by gpulab::measureMandelbrot with MeasurePolicy::interactive() (warm-ups excluded,
+/// medians). Leaves the renderer's raw plane holding `view`.
+gpulab::Measurement measureCpuRender(MandelbrotWorkerState& state, WorkerContext& ctx,
+                                     const gpulab::MandelbrotView& view);
+
+/// Renders `view` (any size, supersampled as it says) with its own buffers and writes it to `path` as a
+/// PNG with the view in its text fields; returns the milliseconds the whole job took.
+double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
+                 gpulab::Precision used, const QString& path);
+
+/// The view and colouring stored in a PNG written by renderPng or gpulab-cli (std::invalid_argument
+/// with one sentence when the PNG holds none).
+struct StoredView {
+  gpulab::MandelbrotView view;
+  gpulab::Colouring colouring;
+};
+StoredView readPngView(const QString& path);
+
+}  // namespace gpulab::gui
