@@ -29,6 +29,10 @@ set_target_properties(stb::headers PROPERTIES
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OpenBLAS REQUIRED IMPORTED_TARGET openblas)
 
+# MPFR (libmpfr-dev) for the deep zoomer's big floats: reference orbits, Newton's method, the
+# brute-force oracle of the tests. Used by engine .cpp files only (engine/src/internal/mpfr_real.hpp).
+pkg_check_modules(MPFR REQUIRED IMPORTED_TARGET mpfr gmp)
+
 if(GPULAB_BUILD_GUI)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets)
 endif()

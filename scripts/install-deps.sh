@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev libgl-dev
   libopencv-core-dev libopencv-imgproc-dev
   libstb-dev libgtest-dev libcli11-dev nlohmann-json3-dev
-  libopenblas-dev
+  libopenblas-dev libmpfr-dev
   xvfb xauth fonts-dejavu-core
 )
 

@@ -161,10 +161,10 @@ void printHeader() {
 /// One table row from a record: "-" where a side or a value is missing.
 void printRow(const std::string& name, const Measurement& m, const std::string& check, const std::string& method) {
   auto ms = [](const std::optional<Stats>& s) { return s ? formatMs(s->medianMs) : std::string("-"); };
-  const std::optional<Stats> cpu = m.cpu ? std::optional<Stats>(m.cpu->time) : std::nullopt;
-  const std::optional<Stats> gpu = m.gpu ? std::optional<Stats>(m.gpu->compute) : std::nullopt;
+  const std::string cpuMs = m.cpu ? formatMs(m.cpu->time.medianMs) : "-";
+  const std::string gpuMs = m.gpu ? formatMs(m.gpu->compute.medianMs) : "-";
   std::string range, speedup = "-", rate = "-", percent = "-";
-  if (gpu) range = "(" + formatMs(gpu->minMs) + " .. " + formatMs(gpu->maxMs) + ")";
+  if (m.gpu) range = "(" + formatMs(m.gpu->compute.minMs) + " .. " + formatMs(m.gpu->compute.maxMs) + ")";
   char text[32];
   if (m.speedup()) {
     std::snprintf(text, sizeof text, "%.0fx", *m.speedup());
@@ -178,7 +178,7 @@ void printRow(const std::string& name, const Measurement& m, const std::string& 
     std::snprintf(text, sizeof text, "%.0f%%", *m.percentOfCeiling());
     percent = text;
   }
-  std::printf("%-20s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", name.c_str(), ms(cpu).c_str(), ms(gpu).c_str(),
+  std::printf("%-20s %12s %12s %21s %9s %9s %9s %8s %7s %12s  %s\n", name.c_str(), cpuMs.c_str(), gpuMs.c_str(),
               range.c_str(), m.gpu ? ms(m.gpu->upload).c_str() : "-", m.gpu ? ms(m.gpu->download).c_str() : "-",
               speedup.c_str(), rate.c_str(), percent.c_str(), check.c_str(), method.c_str());
 }

@@ -221,22 +221,20 @@ BoxGpuPath BoxBlur::resolvedGpuPath(int device, PixelType type) const {
 }
 
 OperationInfo boxBlurInfo() {
-  OperationInfo info{.name = "box", .title = "Box blur", .summary = "the mean over a (2r+1) x (2r+1) window"};
-  info.params = {{.name = "radius",
-                  .kind = ParamInfo::Kind::Integer,
-                  .help = "window (2R+1) x (2R+1), R >= 0",
-                  .minimum = 0,
-                  .maximum = kMaxBoxRadius}};
+  OperationInfo info;
+  info.name = "box";
+  info.title = "Box blur";
+  info.summary = "the mean over a (2r+1) x (2r+1) window";
+  const ParamInfo radius = ParamInfo::integer("radius", "window (2R+1) x (2R+1), R >= 0", 0, kMaxBoxRadius);
+  const ParamInfo path =
+      ParamInfo::choice("path", "GPU kernel: auto (default) | ring | stream | sat (summed-area table)",
+                        enumNameList<BoxGpuPath>(), "auto");
+  info.params = {radius};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
-  info.params.push_back({.name = "path",
-                         .kind = ParamInfo::Kind::Choice,
-                         .help = "GPU kernel: auto (default) | ring | stream | sat (summed-area table)",
-                         .defaultValue = "auto",
-                         .choices = enumNameList<BoxGpuPath>()});
-  info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
-    const OperationInfo self = boxBlurInfo();
-    auto box = std::make_unique<BoxBlur>(intParam(values, *self.param("radius")), borderFromParams(values));
-    box->setGpuPath(parseEnumOrThrow<BoxGpuPath>(choiceParam(values, *self.param("path"))));
+  info.params.push_back(path);
+  info.make = [radius, path](const ParamValues& values) -> std::unique_ptr<Operation> {
+    auto box = std::make_unique<BoxBlur>(intParam(values, radius), borderFromParams(values));
+    box->setGpuPath(parseEnumOrThrow<BoxGpuPath>(choiceParam(values, path)));
     return box;
   };
   return info;

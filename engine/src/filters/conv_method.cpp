@@ -144,37 +144,29 @@ ConvMethodFilter::ConvMethodFilter(const FilterSpec& spec) : spec_(spec), fft_(s
 }
 
 OperationInfo convolutionInfo() {
-  OperationInfo info{.name = "conv", .title = "Convolution", .summary = "2D convolution with any kernel"};
-  info.params = {
-      {.name = "kernel", .kind = ParamInfo::Kind::Kernel, .help = "kernel file, text rows of numbers or .npy"},
-      {.name = "correlate",
-       .kind = ParamInfo::Kind::Flag,
-       .help = "correlation (as cv::filter2D), not flipped",
-       .defaultValue = "false"},
-      {.name = "mode",
-       .kind = ParamInfo::Kind::Choice,
-       .help = "same (default) | full | valid",
-       .defaultValue = "same",
-       .choices = enumNameList<ConvMode>()},
-      {.name = "method",
-       .kind = ParamInfo::Kind::Choice,
-       .help = "direct (default, kernels up to 127) | fft (up to 1024) | auto (the faster, by a cost model "
-               "calibrated on this GPU or CPU once per run)",
-       .defaultValue = "direct",
-       .choices = enumNameList<ConvMethod>()},
-  };
+  OperationInfo info;
+  info.name = "conv";
+  info.title = "Convolution";
+  info.summary = "2D convolution with any kernel";
+  const ParamInfo kernel = ParamInfo::kernel("kernel", "kernel file, text rows of numbers or .npy");
+  const ParamInfo correlate = ParamInfo::flag("correlate", "correlation (as cv::filter2D), not flipped");
+  const ParamInfo mode = ParamInfo::choice("mode", "same (default) | full | valid", enumNameList<ConvMode>(), "same");
+  const ParamInfo method = ParamInfo::choice(
+      "method",
+      "direct (default, kernels up to 127) | fft (up to 1024) | auto (the faster, by a cost model calibrated on "
+      "this GPU or CPU once per run)",
+      enumNameList<ConvMethod>(), "direct");
+  info.params = {kernel, correlate, mode, method};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
-  info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
-    const OperationInfo self = convolutionInfo();
+  info.make = [kernel, correlate, mode, method](const ParamValues& values) -> std::unique_ptr<Operation> {
+    const auto text = values.find(kernel.name);
+    if (text == values.end()) throw std::invalid_argument("the kernel parameter is required: " + kernel.help);
     FilterSpec spec;
     spec.op = FilterOp::Conv;
-    const auto kernel = values.find("kernel");
-    if (kernel == values.end())
-      throw std::invalid_argument("the kernel parameter is required: " + self.param("kernel")->help);
-    spec.kernel = parseKernelText(kernel->second);
-    spec.correlate = flagParam(values, *self.param("correlate"));
-    spec.mode = parseEnumOrThrow<ConvMode>(choiceParam(values, *self.param("mode")));
-    spec.method = parseEnumOrThrow<ConvMethod>(choiceParam(values, *self.param("method")));
+    spec.kernel = parseKernelText(text->second);
+    spec.correlate = flagParam(values, correlate);
+    spec.mode = parseEnumOrThrow<ConvMode>(choiceParam(values, mode));
+    spec.method = parseEnumOrThrow<ConvMethod>(choiceParam(values, method));
     spec.border = borderFromParams(values);
     return makeFilter(spec);
   };

@@ -63,20 +63,12 @@ void addBorderParams(ParamValues& values, const Border& border) {
 }
 
 std::vector<ParamInfo> borderParamInfos() {
-  return {
-      {.name = "border",
-       .kind = ParamInfo::Kind::Choice,
-       .help = "samples outside the image: " + enumNames<BorderMode>(" | "),
-       .defaultValue = "reflect101",
-       .choices = enumNameList<BorderMode>()},
-      {.name = "border-value",
-       .kind = ParamInfo::Kind::Number,
-       .help = "value outside the image for the constant border",
-       .defaultValue = "0",
-       .minimum = -1e300,
-       .maximum = 1e300,
-       .onlyWith = "border=constant"},
-  };
+  ParamInfo value =
+      ParamInfo::number("border-value", "value outside the image for the constant border", -1e300, 1e300, "0");
+  value.onlyWith = "border=constant";
+  return {ParamInfo::choice("border", "samples outside the image: " + enumNames<BorderMode>(" | "),
+                            enumNameList<BorderMode>(), "reflect101"),
+          value};
 }
 
 Border borderFromParams(const ParamValues& values) {

@@ -34,6 +34,52 @@ std::string operationNames() {
   return names;
 }
 
+ParamInfo ParamInfo::integer(std::string name, std::string help, int minimum, int maximum, std::string defaultValue) {
+  ParamInfo p = number(std::move(name), std::move(help), minimum, maximum, std::move(defaultValue));
+  p.kind = Kind::Integer;
+  return p;
+}
+
+ParamInfo ParamInfo::number(std::string name, std::string help, double minimum, double maximum,
+                            std::string defaultValue) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.kind = Kind::Number;
+  p.help = std::move(help);
+  p.defaultValue = std::move(defaultValue);
+  p.minimum = minimum;
+  p.maximum = maximum;
+  return p;
+}
+
+ParamInfo ParamInfo::choice(std::string name, std::string help, std::vector<std::string> choices,
+                            std::string defaultValue) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.kind = Kind::Choice;
+  p.help = std::move(help);
+  p.defaultValue = std::move(defaultValue);
+  p.choices = std::move(choices);
+  return p;
+}
+
+ParamInfo ParamInfo::flag(std::string name, std::string help, bool defaultValue) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.kind = Kind::Flag;
+  p.help = std::move(help);
+  p.defaultValue = defaultValue ? "true" : "false";
+  return p;
+}
+
+ParamInfo ParamInfo::kernel(std::string name, std::string help) {
+  ParamInfo p;
+  p.name = std::move(name);
+  p.kind = Kind::Kernel;
+  p.help = std::move(help);
+  return p;
+}
+
 const ParamInfo* OperationInfo::param(std::string_view paramName) const noexcept {
   for (const ParamInfo& p : params)
     if (p.name == paramName) return &p;

@@ -82,17 +82,17 @@ Sobel::Sobel(SobelComponent component, Border border) : component_(component), b
 }
 
 OperationInfo sobelInfo() {
-  OperationInfo info{.name = "sobel", .title = "Sobel", .summary = "3x3 gradient of the luminance"};
-  info.params = {{.name = "component",
-                  .kind = ParamInfo::Kind::Choice,
-                  .help = "mag (default) | x | y | dir",
-                  .defaultValue = "mag",
-                  .choices = enumNameList<SobelComponent>()}};
+  OperationInfo info;
+  info.name = "sobel";
+  info.title = "Sobel";
+  info.summary = "3x3 gradient of the luminance";
+  const ParamInfo component =
+      ParamInfo::choice("component", "mag (default) | x | y | dir", enumNameList<SobelComponent>(), "mag");
+  info.params = {component};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
-  info.make = [](const ParamValues& values) -> std::unique_ptr<Operation> {
-    const OperationInfo self = sobelInfo();
-    const auto component = parseEnumOrThrow<SobelComponent>(choiceParam(values, *self.param("component")));
-    return std::make_unique<Sobel>(component, borderFromParams(values));
+  info.make = [component](const ParamValues& values) -> std::unique_ptr<Operation> {
+    return std::make_unique<Sobel>(parseEnumOrThrow<SobelComponent>(choiceParam(values, component)),
+                                   borderFromParams(values));
   };
   return info;
 }

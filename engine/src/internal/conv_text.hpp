@@ -15,9 +15,16 @@ inline std::string sizeText(int width, int height) { return std::to_string(width
 /// a method other than direct.
 inline std::string describeConvolution(const Kernel2D& kernel, bool correlate, ConvMode mode, const Border& border,
                                        ConvMethod method) {
-  std::string text = "conv " + sizeText(kernel.width, kernel.height) + (correlate ? " correlate " : " ") +
-                     std::string(toString(mode)) + " " + describe(border);
-  if (method != ConvMethod::Direct) text += " " + std::string(toString(method));
+  std::string text = "conv ";
+  text += sizeText(kernel.width, kernel.height);
+  text += correlate ? " correlate " : " ";
+  text += toString(mode);
+  text += ' ';
+  text += describe(border);
+  if (method != ConvMethod::Direct) {
+    text += ' ';
+    text += toString(method);
+  }
   return text;
 }
 

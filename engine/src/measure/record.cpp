@@ -71,12 +71,13 @@ Measurement describeOperation(const Operation& op) {
 
 namespace {
 
-std::string csvNumber(std::optional<double> v) {
-  if (!v) return {};
+std::string csvNumber(double v) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.10g", *v);
+  std::snprintf(text, sizeof text, "%.10g", v);
   return text;
 }
+
+std::string csvNumber(const std::optional<double>& v) { return v ? csvNumber(*v) : std::string(); }
 
 std::string csvText(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -88,9 +89,7 @@ std::string csvText(const std::string& text) {
   return quoted + "\"";
 }
 
-std::optional<double> median(const std::optional<Stats>& s) {
-  return s ? std::optional<double>(s->medianMs) : std::nullopt;
-}
+std::string csvMedian(const std::optional<Stats>& s) { return s ? csvNumber(s->medianMs) : std::string(); }
 
 }  // namespace
 
@@ -101,9 +100,6 @@ std::string csvHeader() {
 }
 
 std::string toCsvRow(const Measurement& m) {
-  const std::optional<double> cpuMs = m.cpu ? std::optional<double>(m.cpu->time.medianMs) : std::nullopt;
-  const std::optional<double> computeMs = m.gpu ? std::optional<double>(m.gpu->compute.medianMs) : std::nullopt;
-  const std::optional<double> totalMs = m.gpu ? std::optional<double>(m.gpu->endToEndMs()) : std::nullopt;
   const std::string fields[] = {
       csvText(m.version),
       csvText(m.operation),
@@ -115,11 +111,11 @@ std::string toCsvRow(const Measurement& m) {
       csvText(describe(m.output)),
       csvText(m.gpu ? m.gpu->deviceName : std::string()),
       m.cpu ? std::to_string(m.cpu->threads) : std::string(),
-      csvNumber(cpuMs),
-      csvNumber(m.gpu ? median(m.gpu->upload) : std::nullopt),
-      csvNumber(computeMs),
-      csvNumber(m.gpu ? median(m.gpu->download) : std::nullopt),
-      csvNumber(totalMs),
+      m.cpu ? csvNumber(m.cpu->time.medianMs) : std::string(),
+      m.gpu ? csvMedian(m.gpu->upload) : std::string(),
+      m.gpu ? csvNumber(m.gpu->compute.medianMs) : std::string(),
+      m.gpu ? csvMedian(m.gpu->download) : std::string(),
+      m.gpu ? csvNumber(m.gpu->endToEndMs()) : std::string(),
       csvNumber(m.speedup()),
       csvNumber(m.speedupEndToEnd()),
       csvNumber(m.gpuRate()),

@@ -22,6 +22,8 @@
 namespace gpulab {
 
 struct EnumText {
+  constexpr EnumText(std::string_view whatText, std::string_view nameList, std::string_view aliasList = {})
+      : what(whatText), names(nameList), aliases(aliasList) {}
   std::string_view what;     ///< "border mode": for messages
   std::string_view names;    ///< "reflect101|reflect|...": value i is the i-th name
   std::string_view aliases;  ///< "float32=f32|double=f64": more spellings the parser accepts

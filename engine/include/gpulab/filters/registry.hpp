@@ -33,6 +33,15 @@ struct ParamInfo {
   double maximum = 0;
   std::vector<std::string> choices;
   std::string onlyWith;  ///< "border=constant": meaningful only when another parameter has that value
+
+  /// The usual shapes (the fields above can still be set afterwards).
+  static ParamInfo integer(std::string name, std::string help, int minimum, int maximum, std::string defaultValue = {});
+  static ParamInfo number(std::string name, std::string help, double minimum, double maximum,
+                          std::string defaultValue = {});
+  static ParamInfo choice(std::string name, std::string help, std::vector<std::string> choices,
+                          std::string defaultValue);
+  static ParamInfo flag(std::string name, std::string help, bool defaultValue = false);
+  static ParamInfo kernel(std::string name, std::string help);
 };
 
 struct OperationInfo {

@@ -1,0 +1,80 @@
+#include "internal/deep_params.hpp"
+
+#include "gpulab/kernels/floatexp.cuh"
+#include "internal/mpfr_real.hpp"
+
+namespace gpulab {
+
+kernels::PerturbationParams perturbationParams(const DeepView& view, const ReferenceOrbit& orbit,
+                                               const DeepOptions& options) {
+  validate(view);
+  kernels::PerturbationParams p;
+  p.width = view.imageWidth;
+  p.height = view.imageHeight;
+  p.maxIterations = view.maxIterations;
+  p.format = chooseDeltaFormat(view) == DeepDeltaFormat::Double ? kernels::DeltaFormat::Double
+                                                                : kernels::DeltaFormat::FloatExp;
+  p.smooth = options.smooth;
+  p.bla = options.bla;
+  // view centre - C, exact in MPFR at the orbit's precision, then rounded once.
+  const int bits = orbit.precisionBits();
+  MpfrReal d(bits), c(bits);
+  setDecimal(d, view.centerX);
+  setDecimal(c, orbit.centerX());
+  mpfr_sub(d, d, c, MPFR_RNDN);
+  const ExtendedReal offsetX = toExtendedReal(d);
+  setDecimal(d, view.centerY);
+  setDecimal(c, orbit.centerY());
+  mpfr_sub(d, d, c, MPFR_RNDN);
+  const ExtendedReal offsetY = toExtendedReal(d);
+  const ExtendedReal h = pixelSpacing(view);
+  p.spacingExp = {h.mantissa, h.exponent};
+  p.offsetXExp = {offsetX.mantissa, offsetX.exponent};
+  p.offsetYExp = {offsetY.mantissa, offsetY.exponent};
+  p.spacing = toDouble(h);
+  p.offsetX = toDouble(offsetX);
+  p.offsetY = toDouble(offsetY);
+  return p;
+}
+
+kernels::ReferenceView referenceView(const ReferenceOrbit& orbit) {
+  kernels::ReferenceView v;
+  v.z = reinterpret_cast<const double2*>(orbit.doubles().data());
+  v.zExp = reinterpret_cast<const kernels::ComplexExp*>(orbit.extended().data());
+  v.length = orbit.length();
+  return v;
+}
+
+kernels::BlaView blaView(const BlaTable* table) {
+  kernels::BlaView v;
+  if (table == nullptr || table->levels() == 0) return v;
+  v.r2 = table->radii2().data();
+  v.a = reinterpret_cast<const double2*>(table->a().data());
+  v.b = reinterpret_cast<const double2*>(table->b().data());
+  v.r2Exp = reinterpret_cast<const kernels::FloatExp*>(table->radii2Extended().data());
+  v.aExp = reinterpret_cast<const kernels::ComplexExp*>(table->aExtended().data());
+  v.bExp = reinterpret_cast<const kernels::ComplexExp*>(table->bExtended().data());
+  v.levels = table->levels();
+  v.capacity = table->capacity();
+  v.r2Level1Max = table->radius2Level1Max();
+  return v;
+}
+
+kernels::ReferenceView withDevicePointers(kernels::ReferenceView view, const DeepDevicePointers& device) {
+  view.z = static_cast<const double2*>(device.doubles);
+  view.zExp = static_cast<const kernels::ComplexExp*>(device.extended);
+  return view;
+}
+
+kernels::BlaView withDevicePointers(kernels::BlaView view, const DeepDevicePointers& device) {
+  if (view.levels == 0) return view;
+  view.r2 = static_cast<const double*>(device.radii2);
+  view.a = static_cast<const double2*>(device.a);
+  view.b = static_cast<const double2*>(device.b);
+  view.r2Exp = static_cast<const kernels::FloatExp*>(device.radii2Extended);
+  view.aExp = static_cast<const kernels::ComplexExp*>(device.aExtended);
+  view.bExp = static_cast<const kernels::ComplexExp*>(device.bExtended);
+  return view;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,141 @@
+#include "gpulab/mandelbrot/deep_render_cpu.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "internal/deep_params.hpp"
+
+namespace gpulab {
+
+namespace {
+
+struct RowJob {
+  kernels::PerturbationParams params;
+  kernels::ReferenceView ref;
+  kernels::BlaView bla;
+};
+
+template <bool kExtended>
+[[gnu::always_inline]] inline double rowBody(const RowJob& job, int j, float* out) {
+  double steps = 0;
+  for (int i = 0; i < job.params.width; ++i) {
+    int s = 0;
+    out[i] = kernels::perturbationValue<kExtended>(job.params, job.ref, job.bla, i, j, &s);
+    steps += s;
+  }
+  return steps;
+}
+
+template <bool kExtended>
+double row(const RowJob& job, int j, float* out) {
+  return rowBody<kExtended>(job, j, out);
+}
+
+// The step is a chain of fmas. Built for baseline x86-64, fma() is a call into libm (exact but slow); a
+// copy compiled for the FMA instruction set runs it inline where the CPU has FMA. Both round identically.
+#if defined(__x86_64__) || defined(__i386__)
+#define GPULAB_DEEP_HAVE_FMA_CLONE 1
+template <bool kExtended>
+__attribute__((target("fma"))) double rowFma(const RowJob& job, int j, float* out) {
+  return rowBody<kExtended>(job, j, out);
+}
+#endif
+
+template <bool kExtended>
+float pixel(const RowJob& job, int i, int j, int* steps) {
+  return kernels::perturbationValue<kExtended>(job.params, job.ref, job.bla, i, j, steps);
+}
+#if defined(GPULAB_DEEP_HAVE_FMA_CLONE)
+template <bool kExtended>
+__attribute__((target("fma"))) float pixelFma(const RowJob& job, int i, int j, int* steps) {
+  return kernels::perturbationValue<kExtended>(job.params, job.ref, job.bla, i, j, steps);
+}
+#endif
+
+using RowFunction = double (*)(const RowJob&, int, float*);
+using PixelFunction = float (*)(const RowJob&, int, int, int*);
+
+RowFunction rowFunction(bool extended) {
+#if defined(GPULAB_DEEP_HAVE_FMA_CLONE)
+  if (__builtin_cpu_supports("fma")) return extended ? &rowFma<true> : &rowFma<false>;
+#endif
+  return extended ? &row<true> : &row<false>;
+}
+
+PixelFunction pixelFunction(bool extended) {
+#if defined(GPULAB_DEEP_HAVE_FMA_CLONE)
+  if (__builtin_cpu_supports("fma")) return extended ? &pixelFma<true> : &pixelFma<false>;
+#endif
+  return extended ? &pixel<true> : &pixel<false>;
+}
+
+RowJob makeJob(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table, const DeepOptions& options) {
+  // Any orbit serves any view of its neighbourhood: a pixel that outlives it rebases at its end.
+  RowJob job{perturbationParams(view, orbit, options), referenceView(orbit), blaView(options.bla ? table : nullptr)};
+  job.params.bla = options.bla && job.bla.levels > 0;
+  return job;
+}
+
+}  // namespace
+
+DeepCpuResult renderDeepCpu(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table,
+                            const DeepOptions& options, const CpuControl& control) {
+  const auto start = std::chrono::steady_clock::now();
+  const RowJob job = makeJob(view, orbit, table, options);
+  const RowFunction rowFn = rowFunction(job.params.format == kernels::DeltaFormat::FloatExp);
+  DeepCpuResult result;
+  result.raw.assign(static_cast<std::size_t>(view.imageWidth) * static_cast<std::size_t>(view.imageHeight), 0.0f);
+
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const int threads =
+      std::clamp(options.cpuThreads > 0 ? options.cpuThreads : static_cast<int>(hardware), 1, view.imageHeight);
+  std::atomic<int> nextRow{0};
+  std::atomic<int> rowsDone{0};
+  std::atomic<bool> stopped{false};
+  std::vector<double> steps(static_cast<std::size_t>(threads), 0.0);
+  auto work = [&](int t) {
+    for (;;) {
+      if (stopped.load(std::memory_order_relaxed)) return;
+      if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) {
+        stopped.store(true, std::memory_order_relaxed);
+        return;
+      }
+      const int j = nextRow.fetch_add(1, std::memory_order_relaxed);
+      if (j >= view.imageHeight) return;
+      steps[t] += rowFn(job, j, result.raw.data() + static_cast<std::size_t>(j) * view.imageWidth);
+      const int done = rowsDone.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (t == 0 && control.progress) control.progress(static_cast<double>(done) / view.imageHeight);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  if (stopped.load()) throw OperationCancelled();
+  for (double s : steps) result.steps += s;
+  result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::vector<float> deepPixelsCpu(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table,
+                                 const DeepOptions& options, std::span<const std::array<int, 2>> pixels,
+                                 std::vector<int>* steps) {
+  const RowJob job = makeJob(view, orbit, table, options);
+  const PixelFunction pixelFn = pixelFunction(job.params.format == kernels::DeltaFormat::FloatExp);
+  std::vector<float> values;
+  values.reserve(pixels.size());
+  if (steps != nullptr) steps->clear();
+  for (const auto& [i, j] : pixels) {
+    if (i < 0 || j < 0 || i >= view.imageWidth || j >= view.imageHeight)
+      throw std::invalid_argument("pixel (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the image");
+    int s = 0;
+    values.push_back(pixelFn(job, i, j, &s));
+    if (steps != nullptr) steps->push_back(s);
+  }
+  return values;
+}
+
+}  // namespace gpulab
