@@ -396,7 +396,7 @@ TEST_F(GuiTest, TimingsPanelAddsRowsAndExportsCsv) {
   EXPECT_EQ(cell(0, TimingHistoryModel::Image), QStringLiteral("600x400 RGB u8"));
   EXPECT_EQ(cell(0, TimingHistoryModel::CpuThreads), QStringLiteral("16"));
   // 1.44 MB in 0.125 ms: 11.5 GB/s, 1.2% of a 1000 GB/s ceiling.
-  EXPECT_EQ(cell(0, TimingHistoryModel::Rate), QStringLiteral("11.5 GB/s (1.2%)"));
+  EXPECT_EQ(cell(0, TimingHistoryModel::Rate), QStringLiteral("1.2% (11.5 GB/s)"));
   EXPECT_EQ(rateText(panel.history().runs()[0].measurement), QStringLiteral("11.5 GB/s (1.2% of DRAM copy)"));
   EXPECT_TRUE(cell(1, TimingHistoryModel::ComputeMs).isEmpty()) << "a transfer alone has no compute";
   EXPECT_EQ(cell(1, TimingHistoryModel::UploadMs), QStringLiteral("0.5 ms"));

@@ -32,7 +32,8 @@ QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options) {
   };
   if (options.showMethod) row(QObject::tr("Method"), methodText(m).toHtmlEscaped());
 
-  // The notes: per side, how it was measured, one-time work left out, why it took its method.
+  // The notes: per side, how it was measured and the one-time work left out (the details are in
+  // runDetailsText, the summary's tooltip).
   QStringList gpuNotes, cpuNotes, notes;
   const std::optional<double> compute = computeMs(m);
   if (compute) {
@@ -43,7 +44,6 @@ QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options) {
       gpuNotes << QObject::tr(
                       "%1 of one-time work (cost model calibration, FFT plans) before timing, not in the numbers")
                       .arg(formatMs(m.gpu->prepareMs));
-    if (!run.gpuMethodNote.isEmpty()) gpuNotes << run.gpuMethodNote.toHtmlEscaped();
     const std::optional<double> upload = uploadMs(m), download = downloadMs(m);
     const QString downloadText =
         download ? QObject::tr("download %1 (median of %2)").arg(formatMs(*download)).arg(m.gpu->download->reps)
@@ -51,8 +51,6 @@ QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options) {
     notes << (upload ? QObject::tr("End-to-end: upload %1 (once per photo) + compute + %2.")
                            .arg(formatMs(*upload), downloadText)
                      : QObject::tr("End-to-end: compute + %1 (the upload was not measured).").arg(downloadText));
-    if (const QString rate = rateText(m); !rate.isEmpty())
-      notes << QObject::tr("GPU rate on the least traffic: %1.").arg(rate.toHtmlEscaped());
   } else if (options.noCudaDevice) {
     row(QObject::tr("GPU"), QObject::tr("no CUDA device"));
   }
@@ -63,7 +61,6 @@ QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options) {
     if (m.cpu->prepareMs >= kShownPrepareMs)
       cpuNotes
           << QObject::tr("%1 of one-time work (cost model calibration) before timing").arg(formatMs(m.cpu->prepareMs));
-    if (!run.cpuMethodNote.isEmpty()) cpuNotes << run.cpuMethodNote.toHtmlEscaped();
   }
   if (const auto speedup = m.speedup(), e2e = m.speedupEndToEnd(); speedup && e2e)
     row(QObject::tr("Speedup"),
@@ -85,6 +82,24 @@ QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options) {
   if (!notes.isEmpty())
     text += QStringLiteral("<p style='color:#9a9ea6'><small>%1</small></p>").arg(notes.join(QLatin1Char(' ')));
   return text;
+}
+
+QString runDetailsText(const FilterRun& run) {
+  const gpulab::Measurement& m = run.record;
+  QStringList lines;
+  if (m.gpu) lines << QObject::tr("GPU: %1").arg(QString::fromStdString(m.gpu->deviceName));
+  if (!run.gpuMethodNote.isEmpty()) lines << QObject::tr("GPU method: %1").arg(run.gpuMethodNote);
+  if (!run.cpuMethodNote.isEmpty()) lines << QObject::tr("CPU method: %1").arg(run.cpuMethodNote);
+  if (const QString rate = rateText(m); !rate.isEmpty()) {
+    lines << QObject::tr("GPU rate on the least traffic the operation must move: %1").arg(rate);
+    if (m.ceiling)
+      lines << QObject::tr("%1: %2").arg(QString::fromStdString(m.ceiling->name),
+                                         QString::fromStdString(m.ceiling->how));
+  }
+  if (const auto cpuRate = m.cpuRate())
+    lines << QObject::tr("CPU rate: %1 %2")
+                 .arg(QString::number(*cpuRate, 'g', 3), QString::fromUtf8(gpulab::rateUnit(m.workUnit)));
+  return lines.join(QLatin1Char('\n'));
 }
 
 QString runStatusLine(const FilterRun& run) {

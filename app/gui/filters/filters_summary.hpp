@@ -17,6 +17,10 @@ struct SummaryOptions {
 /// Rich text: a title, a table of medians and a dimmed paragraph of notes.
 QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options);
 
+/// The details behind the summary, as plain lines for its tooltip: the device, why each side took its
+/// method (Operation::methodNote: the GPU path, the cost model), the rates against the ceiling.
+QString runDetailsText(const FilterRun& run);
+
 /// "box r=3 reflect: GPU 0.12 ms, CPU 4.1 ms", for the status bar.
 QString runStatusLine(const FilterRun& run);
 

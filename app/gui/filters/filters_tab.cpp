@@ -3,25 +3,17 @@
 #include <QAction>
 #include <QButtonGroup>
 #include <QCheckBox>
-#include <QComboBox>
-#include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
 
-#include "filters/filters_presets.hpp"
 #include "filters/filters_summary.hpp"
-#include "filters/kernel_editor.hpp"
-#include "filters/param_controls.hpp"
-#include "gpulab/filters/filter.hpp"
 #include "shell/photo_document.hpp"
 #include "widgets/before_after_view.hpp"
 #include "widgets/run_timing.hpp"
@@ -182,7 +174,10 @@ void FiltersTab::reportProblem(const QString& text) {
   if (!text.isEmpty()) services_.showMessage(text);
 }
 
-void FiltersTab::setStatus(const QString& html) { status_->setText(html); }
+void FiltersTab::setStatus(const QString& html) {
+  status_->setText(html);
+  status_->setToolTip({});
+}
 QString FiltersTab::statusText() const { return status_->text(); }
 QString FiltersTab::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
 
@@ -304,6 +299,7 @@ void FiltersTab::showRun(FilterRun run) {
       info.param("method") != nullptr || methodText(r.record) != QString::fromStdString(r.record.method);
   options.noCudaDevice = deviceKnown_ && !gpuAvailable_;
   setStatus(runSummaryHtml(r, options));
+  status_->setToolTip(runDetailsText(r));
   services_.timings.addRun(r.record);
   services_.showMessage(runStatusLine(r));
   updateActions();

@@ -76,7 +76,7 @@ QString rateText(const gpulab::Measurement& m, bool brief) {
   const std::optional<double> percent = m.percentOfCeiling();
   if (!percent || !m.ceiling) return value;
   const QString share = QString::number(*percent, 'f', *percent < 10 ? 1 : 0);
-  if (brief) return QObject::tr("%1 (%2%)").arg(value, share);
+  if (brief) return QObject::tr("%1% (%2)").arg(share, value);  // the share first: it survives eliding
   return QObject::tr("%1 (%2% of %3)").arg(value, share, QString::fromStdString(m.ceiling->name));
 }
 

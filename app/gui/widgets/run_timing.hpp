@@ -38,7 +38,7 @@ QString methodText(const gpulab::Measurement& m);
 /// The image it ran on: "600x400 RGB u8", or "1920x1080" for a generated one (no input).
 QString imageText(const gpulab::Measurement& m);
 /// "123 GB/s (30% of DRAM copy)": the GPU's rate on the record's work, against its ceiling; `brief`
-/// leaves the ceiling's name out: "123 GB/s (30%)". Empty without a rate.
+/// puts the share first and leaves the ceiling's name out: "30% (123 GB/s)". Empty without a rate.
 QString rateText(const gpulab::Measurement& m, bool brief = false);
 
 /// "0.0345 ms", "1.23 ms", "12.3 ms", "1234 ms": three significant digits, at least.

@@ -121,7 +121,9 @@ QVariant TimingHistoryModel::headerData(int section, Qt::Orientation orientation
       case Speedup:
         return tr("CPU time / GPU compute time");
       case Rate:
-        return tr("GPU compute rate on the least work the operation must do, against the ceiling measured for it");
+        return tr(
+            "GPU compute on the least work the operation must do: the share of the ceiling measured for "
+            "it, and the rate");
       default:
         return {};
     }

@@ -38,18 +38,18 @@ TimingsPanel::TimingsPanel(QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->horizontalHeader()->setHighlightSections(false);
   table_->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-  const int digits = table_->fontMetrics().horizontalAdvance(QStringLiteral("000.00 ms")) + 14;
+  const int digits = table_->fontMetrics().horizontalAdvance(QStringLiteral("000.00 ms")) + 10;
   table_->setColumnWidth(TimingHistoryModel::Time,
                          table_->fontMetrics().horizontalAdvance(QStringLiteral("00:00:00")) + 16);
-  table_->setColumnWidth(TimingHistoryModel::Operation, 150);
+  table_->setColumnWidth(TimingHistoryModel::Operation, 130);
   table_->setColumnWidth(TimingHistoryModel::Image, 112);
   for (int c : {TimingHistoryModel::CpuMs, TimingHistoryModel::UploadMs, TimingHistoryModel::ComputeMs,
                 TimingHistoryModel::DownloadMs, TimingHistoryModel::GpuTotalMs}) {
     const QString header = model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
-    table_->setColumnWidth(c, std::max(digits, table_->fontMetrics().horizontalAdvance(header) + 18));
+    table_->setColumnWidth(c, std::max(digits, table_->fontMetrics().horizontalAdvance(header) + 14));
   }
-  table_->setColumnWidth(TimingHistoryModel::CpuThreads, table_->fontMetrics().horizontalAdvance(tr("Threads")) + 20);
-  table_->setColumnWidth(TimingHistoryModel::Speedup, table_->fontMetrics().horizontalAdvance(tr("Speedup")) + 24);
+  table_->setColumnWidth(TimingHistoryModel::CpuThreads, table_->fontMetrics().horizontalAdvance(tr("Threads")) + 14);
+  table_->setColumnWidth(TimingHistoryModel::Speedup, table_->fontMetrics().horizontalAdvance(tr("Speedup")) + 14);
   table_->setColumnHidden(TimingHistoryModel::Rate, true);  // until a run has a GPU rate
 
   exportButton_->setObjectName(QStringLiteral("exportCsv"));
