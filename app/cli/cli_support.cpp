@@ -48,8 +48,9 @@ void printTimings(const Measurement& m) {
                 m.cpu->time.medianMs, m.cpu->time.reps);
 }
 
-void printMethodLine(const Measurement& m, const std::string& note) {
+void printMethodLine(const Measurement& m) {
   if (m.method == "direct") return;
+  const std::string note = m.gpu ? m.gpu->methodNote : (m.cpu ? m.cpu->methodNote : std::string());
   const double prepareMs = m.gpu ? m.gpu->prepareMs : (m.cpu ? m.cpu->prepareMs : 0.0);
   const std::string used = m.gpu ? m.gpu->methodUsed : (m.cpu ? m.cpu->methodUsed : std::string("?"));
   std::vector<std::string> notes;

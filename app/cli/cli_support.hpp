@@ -41,7 +41,7 @@ std::string formatMs(double ms);
 void printTimings(const Measurement& m);
 
 /// "method: fft", "method: auto -> direct (cost model: ...; ready in 85.2 ms)" for an operation with
-/// a method other than direct; nothing otherwise. `note` is the operation's methodNote for the side.
-void printMethodLine(const Measurement& m, const std::string& note);
+/// a method other than direct; nothing otherwise. The note is the side's methodNote.
+void printMethodLine(const Measurement& m);
 
 }  // namespace gpulab::cli

@@ -301,12 +301,7 @@ void run(const BenchArgs& a) {
         mismatches.push_back(op.name + " differs from the CPU baseline by " + text + " (tolerance " +
                              std::to_string(tolerance) + ")");
     }
-    nlohmann::json rows = toJsonRows(m);
-    for (auto& row : rows) {
-      const std::string note = operation->methodNote(row["impl"] == "gpu" ? Side::Gpu : Side::Cpu);
-      row["method_note"] = note.empty() ? nlohmann::json(nullptr) : nlohmann::json(note);
-      report["records"].push_back(row);
-    }
+    for (auto& row : toJsonRows(m)) report["records"].push_back(row);
     printRow(op.name, m, check, methodColumn(m));
   }
   std::printf(

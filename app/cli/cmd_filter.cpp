@@ -102,7 +102,7 @@ void run(const FilterArgs& a) {
   setup.withCeiling = !a.json.empty();
   const MeasureResult result = measure(*op, img, setup, MeasurePolicy::command(a.reps));
   printTimings(result.record);
-  printMethodLine(result.record, op->methodNote(gpuRun ? Side::Gpu : Side::Cpu));
+  printMethodLine(result.record);
   saveImage(gpuRun ? result.gpuOutput : result.cpuOutput, a.out);
   std::printf("wrote %s: %s of %s\n", a.out.c_str(), op->describe().c_str(), img.describe().c_str());
   if (!a.json.empty()) {

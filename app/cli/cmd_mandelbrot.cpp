@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -20,6 +21,7 @@
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/mandelbrot/newton_zoom.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "gpulab/measure/json.hpp"
 
@@ -29,7 +31,7 @@ namespace {
 
 struct MandelbrotArgs {
   std::string center = "-0.5,0";
-  double width = 3.0;
+  std::string width = "3";
   std::string size = "1920x1080";
   std::string iterations = "auto";
   std::string precision = "auto";
@@ -45,6 +47,9 @@ struct MandelbrotArgs {
   int reps = 0;  // 0: 10 on the GPU, 1 on the CPU
   int threads = 0;
   bool bench = false;
+  std::string deep = "all";  // --bench: the deep rows
+  std::string newton;        // zoom towards the nearest minibrot: half | onto | a fraction
+  bool noBla = false;
   std::string json;
 };
 
@@ -75,10 +80,10 @@ std::pair<int, int> parseSize(const std::string& text) {
 MandelbrotView buildView(const MandelbrotArgs& a) {
   return asViewUsage([&] {
     MandelbrotView v;
-    const auto c = parsePoint(a.center, "--center");
+    const auto c = parseCenter(a.center, "--center");
     v.centerX = c[0];
     v.centerY = c[1];
-    v.width = a.width;
+    v.width = DeepWidth::parse(a.width);
     std::tie(v.imageWidth, v.imageHeight) = parseSize(a.size);
     v.precision = parseEnumOrThrow<Precision>(a.precision);
     v.supersample = a.supersample;
@@ -107,23 +112,78 @@ MandelbrotView buildView(const MandelbrotArgs& a) {
   });
 }
 
+/// The centre with at most `digits` significant digits shown ("..." when cut).
+std::string shortDecimal(const DecimalNumber& value, std::size_t digits = 40) {
+  const std::string text = value.toString();
+  return text.size() <= digits + 3 ? text : text.substr(0, digits + 2) + "...";
+}
+
 std::string describeView(const MandelbrotView& v) {
-  char text[320];
-  std::snprintf(text, sizeof text, "%s, centre (%.17g, %.17g), width %.6g, %dx%d%s, %d iterations",
-                v.julia ? "julia" : "mandelbrot", v.centerX, v.centerY, v.width, v.imageWidth, v.imageHeight,
-                v.supersample > 1 ? (" (supersampled " + std::to_string(v.supersample) + "x)").c_str() : "",
-                v.maxIterations);
-  std::string out = text;
+  std::string out = std::string(v.julia ? "julia" : "mandelbrot") + ", centre (" + shortDecimal(v.centerX) + ", " +
+                    shortDecimal(v.centerY) + "), width " + v.width.toString() + ", " + std::to_string(v.imageWidth) +
+                    "x" + std::to_string(v.imageHeight);
+  if (v.supersample > 1) out += " (supersampled " + std::to_string(v.supersample) + "x)";
+  out += ", " + std::to_string(v.maxIterations) + " iterations";
   if (v.julia) {
+    char text[96];
     std::snprintf(text, sizeof text, ", c = (%.17g, %.17g)", v.juliaX, v.juliaY);
     out += text;
   }
   return out;
 }
 
+/// "reference: 17,167 points at 448 bits (escaped), 10.1 ms; BLA 14 levels, 4.9 ms; upload 0.6 ms".
+void printDeepFrame(const DeepFrame& d) {
+  std::printf("reference: %d points at %d bits%s, %s; BLA %d levels, %.1f ms; upload %.1f ms\n", d.referenceLength,
+              d.precisionBits, d.referenceEscaped ? " (escaped)" : "",
+              d.referenceReused ? "reused" : (std::to_string(static_cast<int>(d.referenceMs + 0.5)) + " ms").c_str(),
+              d.blaLevels, d.blaMs, d.uploadMs);
+}
+
+/// --newton half|onto|F: the view moved onto the nearest minibrot's nucleus, its width F of the way (in
+/// log scale) from the view's towards the minibrot's size (half: 0.5; onto: 1, the minibrot framed).
+MandelbrotView newtonZoom(const MandelbrotView& view, const std::string& how) {
+  double fraction = 0;
+  if (how == "half") {
+    fraction = 0.5;
+  } else if (how == "onto") {
+    fraction = 1.0;
+  } else {
+    std::size_t used = 0;
+    try {
+      fraction = std::stod(how, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != how.size() || !(fraction > 0 && fraction <= 1))
+      throw UsageError("--newton '" + how + "' is not half, onto or a fraction in (0, 1]");
+  }
+  if (view.julia) throw UsageError("--newton zooms the Mandelbrot set: leave out --julia");
+  Nucleus n;
+  try {
+    n = findNucleusNear(deepViewOf(view));
+  } catch (const NewtonError& e) {
+    throw std::runtime_error(std::string("Newton zoom: ") + e.what());  // exit 1, one sentence
+  }
+  MandelbrotView zoomed = view;
+  zoomed.centerX = n.x;
+  zoomed.centerY = n.y;
+  zoomed.width = zoomTowards(view.width, n.size, fraction);
+  std::printf("newton: period %d minibrot of size %s at (%s, %s), found in %d steps (%.0f ms); width %s -> %s\n",
+              n.period, DeepWidth::fromExtended(n.size).toString().c_str(), shortDecimal(n.x).c_str(),
+              shortDecimal(n.y).c_str(), n.newtonSteps, n.milliseconds, view.width.toString().c_str(),
+              zoomed.width.toString().c_str());
+  return zoomed;
+}
+
 void render(const MandelbrotArgs& a) {
-  const MandelbrotView view = buildView(a);
+  MandelbrotView view = buildView(a);
+  if (!a.newton.empty()) {
+    view = newtonZoom(view, a.newton);
+    if (a.iterations == "auto") view.maxIterations = autoIterations(view.width);
+  }
   MandelbrotOptions options;
+  options.bla = !a.noBla;
   options.variant = asUsage([&] { return parseEnumOrThrow<MandelbrotVariant>(a.variant); });
   options.cpuThreads = a.threads;
   Colouring colouring;
@@ -150,17 +210,27 @@ void render(const MandelbrotArgs& a) {
     GpuContext gpu;
     MandelbrotRenderer renderer;
     const MeasurePolicy policy = MeasurePolicy::command(a.reps);
+    const MandelbrotFrame& frame = renderer.compute(gpu, view, options);  // deep: the reference, once
+    if (frame.deep) printDeepFrame(*frame.deep);
     const Stats compute = measureStream(
-        gpu.stream(), [&] { renderer.compute(gpu, view, options); }, policy);
+        gpu.stream(), [&] { renderer.relaunch(gpu); }, policy);
     const Stats colour = measureStream(
         gpu.stream(), [&] { renderer.colour(gpu, colouring); }, policy);
-    std::printf("gpu compute (%s): %s\n", std::string(toString(options.variant)).c_str(), compute.describe().c_str());
+    std::printf(
+        "gpu compute (%s): %s\n",
+        precision.used == Precision::Perturbation ? "perturbation" : std::string(toString(options.variant)).c_str(),
+        compute.describe().c_str());
     std::printf("gpu colouring (palette %s): %s\n", colouring.palette.name().c_str(), colour.describe().c_str());
     rgba = renderer.downloadRgba(gpu);
     if (!a.raw.empty()) raw = renderer.downloadRaw(gpu);
   } else {
     MeasurePolicy policy = MeasurePolicy::command(a.reps > 0 ? a.reps : 1);
-    const Stats compute = measureHost([&] { raw = renderRawCpu(view, options); }, policy);
+    MandelbrotCpuRenderer renderer;
+    raw = renderer.compute(view, options);  // the first frame: deep views compute their reference here
+    if (precision.used == Precision::Perturbation)
+      std::printf("cpu reference orbit %.1f ms, BLA table %.1f ms (not in the compute time)\n",
+                  renderer.lastReferenceUpdate().referenceMs, renderer.lastReferenceUpdate().blaMs);
+    const Stats compute = measureHost([&] { raw = renderer.compute(view, options); }, policy);
     const int threads = options.cpuThreads > 0 ? options.cpuThreads
                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::printf("cpu compute (%d threads): %s\n", threads, compute.describe().c_str());
@@ -170,7 +240,7 @@ void render(const MandelbrotArgs& a) {
     std::printf("cpu colouring (palette %s, one thread): %.4g ms\n", colouring.palette.name().c_str(), colour.medianMs);
   }
   const Image png = opaqueToRgb(rgba);
-  savePngWithText(png, a.out, pngTextFromView(view, colouring, precision.used));
+  savePngWithText(png, a.out, pngTextFromView(view, colouring, precision));
   std::printf("wrote %s (%s, %.1f MiB)\n", a.out.c_str(), png.describe().c_str(),
               static_cast<double>(std::filesystem::file_size(a.out)) / (1024.0 * 1024.0));
   if (!a.raw.empty()) {
@@ -208,6 +278,61 @@ void printBenchRow(const std::string& view, const std::string& dtype, const std:
               s.medianMs, s.minMs, s.maxMs, iterations / s.medianMs * 1e-6, ratio);
 }
 
+/// The deep rows: for each deep benchmark view, the reference orbit and BLA table times, the GPU
+/// frame with BLA and without, steps per pixel both ways, and the CPU frame of the 1e-100 view.
+template <class Keep>
+void benchDeep(const MandelbrotArgs& a, GpuContext* gpu, MandelbrotRenderer& renderer, const MeasurePolicy& policy,
+               Keep&& keep) {
+  std::vector<std::string> names;
+  if (a.deep == "all") {
+    names = {"deep-1e-100", "deep-1e-300", "deep-1e-1000"};
+  } else {
+    std::stringstream list(a.deep);
+    for (std::string name; std::getline(list, name, ',');)
+      if (!name.empty()) names.push_back(name);
+  }
+  std::printf("\n%-14s %10s %8s %10s %10s %10s %12s %12s %10s %10s\n", "deep view", "reference", "BLA", "frame ms",
+              "min ms", "no-BLA ms", "steps/px", "no-BLA st/px", "counts", "CPU ms");
+  for (const std::string& name : names) {
+    const std::vector<DeepBenchmarkView> views = deepBenchmarkViews(1920, 1080, name);
+    if (views.empty())
+      throw UsageError("--deep: '" + name + "' is unknown: use deep-1e-100, deep-1e-300 or deep-1e-1000");
+    const DeepBenchmarkView& v = views.front();
+    MandelbrotOptions with, without;
+    without.bla = false;
+    MeasurePolicy slow = policy;  // without BLA a frame takes up to a second: fewer runs
+    slow.gpuReps = 3;
+    slow.gpuWarmup = 1;
+    const bool cpu = name == "deep-1e-100";  // the side-by-side baseline; the others take minutes
+    Measurement m = measureMandelbrot(v.view, with, {gpu, gpu ? &renderer : nullptr, cpu, {}}, policy);
+    m.operation = name;
+    std::optional<Measurement> plain;
+    if (gpu != nullptr) {
+      plain = measureMandelbrot(v.view, without, {gpu, &renderer, false, {}}, slow);
+      plain->operation = name;
+    }
+    auto param = [](const Measurement& r, const char* key) {
+      const auto it = r.params.find(key);
+      return it == r.params.end() ? std::string("-") : it->second;
+    };
+    std::printf("%-14s %10s %8s %10s %10s %10s %12s %12s %10.0f %10s\n", name.c_str(),
+                (param(m, "reference_ms") + " ms").c_str(), param(m, "bla_ms").c_str(),
+                m.gpu ? formatMs(m.gpu->compute.medianMs).c_str() : "-",
+                m.gpu ? formatMs(m.gpu->compute.minMs).c_str() : "-",
+                plain ? formatMs(plain->gpu->compute.medianMs).c_str() : "-", param(m, "steps_per_pixel").c_str(),
+                plain ? param(*plain, "steps_per_pixel").c_str() : "-", m.work / (1920.0 * 1080.0),
+                m.cpu ? formatMs(m.cpu->time.medianMs).c_str() : "-");
+    std::printf("  %s (%d iterations%s)\n", v.how.c_str(), v.view.maxIterations,
+                v.newtonMs > 0 ? (", Newton " + std::to_string(static_cast<int>(v.newtonMs)) + " ms").c_str() : "");
+    keep(std::move(m), name.c_str());
+    if (plain) keep(std::move(*plain), name.c_str());
+  }
+  std::printf(
+      "deep rows: 1920x1080; reference = the MPFR orbit (not in the frame time), BLA = the table build; frame = the\n"
+      "perturbation kernel alone (CUDA events, median); counts = mean escape count per pixel; CPU = the same\n"
+      "perturbation on every core.\n");
+}
+
 void bench(const MandelbrotArgs& a) {
   const bool gpuRun = useGpu(a.device);
   const MeasurePolicy policy = MeasurePolicy::benchmark(a.reps > 0 ? a.reps : 20);
@@ -224,8 +349,8 @@ void bench(const MandelbrotArgs& a) {
     MandelbrotView view;
   };
   MandelbrotView interior = wholeSetView();  // every pixel inside the cardioid: no divergence, the peak rate
-  interior.centerX = -0.1;
-  interior.width = 0.1;
+  interior.centerX = DecimalNumber::fromDouble(-0.1);
+  interior.width = DeepWidth::fromDouble(0.1);
   const Named views[] = {{"mandel_seahorse", seahorseValleyView()}, {"mandel_full", wholeSetView()}};
 
   const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
@@ -272,6 +397,7 @@ void bench(const MandelbrotArgs& a) {
       printBenchRow("mandel_interior_peak", std::string(toString(precision)), "gpu-plain", m.gpu->compute, m.work, 0);
       keep(m, "mandel_interior_peak");
     }
+  if (a.deep != "none") benchDeep(a, gpu.get(), renderer, policy, keep);
   std::printf(
       "G iter/s: the plain loop's iterations (escape counts summed over the image, interior pixels counting\n"
       "every iteration) per second, for every impl; mandel_interior_peak (every pixel inside the cardioid,\n"
@@ -298,12 +424,21 @@ void bench(const MandelbrotArgs& a) {
 void registerMandelbrot(CLI::App& app) {
   auto* cmd = app.add_subcommand("mandelbrot", "Render the Mandelbrot or a Julia set (GPU or CPU) to PNG / .npy");
   auto a = std::make_shared<MandelbrotArgs>();
-  cmd->add_option("--center", a->center, "Centre X,Y in the complex plane")->capture_default_str();
-  cmd->add_option("--width", a->width, "Width of the view in the complex plane")->capture_default_str();
+  cmd->add_option("--center", a->center, "Centre X,Y in the complex plane, with as many digits as the depth needs")
+      ->capture_default_str();
+  cmd->add_option("--width", a->width,
+                  "Width of the view in the complex plane: 3, 0.005, 1e-500, ... down to 1e-100000")
+      ->capture_default_str();
   cmd->add_option("--size", a->size, "Image size WxH in pixels")->capture_default_str();
   cmd->add_option("--iters", a->iterations, "Maximum iterations (1..16777216) or 'auto' (from the zoom depth)")
       ->capture_default_str();
-  cmd->add_option("--precision", a->precision, "auto|f32|f64")->capture_default_str();
+  cmd->add_option("--precision", a->precision,
+                  "auto|f32|f64|perturbation (auto: escape time while f64 reaches, perturbation beyond)")
+      ->capture_default_str();
+  cmd->add_option("--newton", a->newton,
+                  "Zoom towards the nearest minibrot first: half (half-way, in log scale), onto (frame it) or a "
+                  "fraction in (0, 1]");
+  cmd->add_flag("--no-bla", a->noBla, "Perturbation without the bilinear approximation (every step iterated)");
   cmd->add_option("--palette", a->palette,
                   "classic|fire|ice|grayscale|rainbow, or a gradient pos:#rrggbb,... (e.g. 0:#000000,0.5:#ff8000)")
       ->capture_default_str();
@@ -322,6 +457,9 @@ void registerMandelbrot(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "CPU threads (default: all)")->check(CLI::Range(1, 4096));
   cmd->add_flag("--bench", a->bench,
                 "Benchmark the seahorse valley and the whole set (1920x1080, 1000 iterations) in f32 and f64");
+  cmd->add_option("--deep", a->deep,
+                  "--bench: the deep rows: all (default), none, or a comma list of deep-1e-100, deep-1e-300, "
+                  "deep-1e-1000");
   cmd->add_option("--json", a->json, "--bench: also write the records as JSON");
   cmd->callback([a] {
     if (a->bench)

@@ -25,12 +25,15 @@
 #include <thread>
 #include <vector>
 
+#include "gpulab/core/buffers.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/floatexp.cuh"
 #include "gpulab/kernels/mandelbrot_deep.cuh"
 #include "gpulab/mandelbrot/bla_table.hpp"
 #include "gpulab/mandelbrot/deep_oracle.hpp"
 #include "gpulab/mandelbrot/deep_render_cpu.hpp"
 #include "gpulab/mandelbrot/newton_zoom.hpp"
+#include "gpulab/mandelbrot/renderer.hpp"
 #include "internal/deep_params.hpp"
 #include "support/gpu_test.hpp"
 
@@ -524,54 +527,53 @@ TEST(DeepZoom, CpuRenderReportsProgressAndCancels) {
 // ---------------------------------------------------------------------------------------------
 // GPU against CPU
 
-template <class T>
-T* upload(std::span<const T> host) {
-  void* d = nullptr;
-  if (cudaMalloc(&d, host.size_bytes() + 16) != cudaSuccess) return nullptr;
-  cudaMemcpy(d, host.data(), host.size_bytes(), cudaMemcpyHostToDevice);
-  return static_cast<T*>(d);
+/// The view of a case as the renderers take it: perturbation forced (the 1e-30 case is within f64's
+/// reach for escape time only at the widest grid; every case is meant for the deep path).
+MandelbrotView mandelbrotViewOf(const DeepView& v) {
+  MandelbrotView view;
+  view.centerX = v.centerX;
+  view.centerY = v.centerY;
+  view.width = v.width;
+  view.imageWidth = v.imageWidth;
+  view.imageHeight = v.imageHeight;
+  view.maxIterations = v.maxIterations;
+  view.precision = Precision::Perturbation;
+  return view;
 }
 
-TEST_P(DeepZoomCase, GpuMatchesCpuExactly) {
+// The GPU path as the application runs it (MandelbrotRenderer: reference, table, upload, kernel):
+// identical integer counts to the CPU path against the same reference, then the brute force's
+// criterion, and the frame in two bands of rows equal to the whole.
+TEST_P(DeepZoomCase, GpuMatchesCpuExactlyAndTheBruteForce) {
   GPULAB_REQUIRE_GPU();
-  const Prepared p = prepare(viewOf(GetParam()));
-  DeepOptions options;
+  const DeepView deep = viewOf(GetParam());
+  const MandelbrotView view = mandelbrotViewOf(deep);
+  GpuContext gpu;
+  MandelbrotRenderer renderer;
+  MandelbrotOptions options;
   options.smooth = false;
-  const DeepCpuResult cpu = renderDeepCpu(p.view, p.orbit, &p.table, options);
-  DeepDevicePointers d;
-  d.doubles = upload(p.orbit.doubles());
-  d.extended = upload(p.orbit.extended());
-  d.radii2 = upload(p.table.radii2());
-  d.a = upload(p.table.a());
-  d.b = upload(p.table.b());
-  d.radii2Extended = upload(p.table.radii2Extended());
-  d.aExtended = upload(p.table.aExtended());
-  d.bExtended = upload(p.table.bExtended());
-  const k::PerturbationParams params = perturbationParams(p.view, p.orbit, options);
-  const k::ReferenceView ref = withDevicePointers(referenceView(p.orbit), d);
-  const k::BlaView bla = withDevicePointers(blaView(&p.table), d);
-  float* raw = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&raw), cpu.raw.size() * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMemset(raw, 0xff, cpu.raw.size() * sizeof(float)), cudaSuccess);  // NaN: unwritten pixels show
-  const k::Plane<float> plane{raw, p.view.imageWidth, p.view.imageHeight,
-                              static_cast<std::size_t>(p.view.imageWidth) * sizeof(float)};
-  // In two bands of rows, as a caller keeping frames responsive would.
-  k::PerturbationLaunch launch;
-  launch.rowCount = p.view.imageHeight / 3;
-  k::launchPerturbation(params, ref, bla, plane, launch, nullptr);
-  launch.firstRow = launch.rowCount;
-  launch.rowCount = -1;
-  k::launchPerturbation(params, ref, bla, plane, launch, nullptr);
-  std::vector<float> gpu(cpu.raw.size());
-  ASSERT_EQ(cudaMemcpy(gpu.data(), raw, gpu.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-  for (std::size_t q = 0; q < gpu.size(); ++q)
-    ASSERT_EQ(gpu[q], cpu.raw[q]) << "pixel (" << q % p.view.imageWidth << ", " << q / p.view.imageWidth << ")";
-  launch.firstRow = 1;
-  launch.rowCount = p.view.imageHeight;
-  EXPECT_THROW(k::launchPerturbation(params, ref, bla, plane, launch, nullptr), std::invalid_argument);
-  for (const void* ptr : {d.doubles, d.extended, d.radii2, d.a, d.b, d.radii2Extended, d.aExtended, d.bExtended})
-    cudaFree(const_cast<void*>(ptr));
-  cudaFree(raw);
+  const MandelbrotFrame& frame = renderer.compute(gpu, view, options);
+  ASSERT_TRUE(frame.deep.has_value());
+  const Image gpuRaw = renderer.downloadRaw(gpu);
+  const std::vector<float> gpuCounts(gpuRaw.samples<float>().begin(), gpuRaw.samples<float>().end());
+  const DeepReference& reference = renderer.deepRenderer()->reference();
+  const DeepOptions deepOptions = deepOptionsOf(options);
+  const DeepCpuResult cpu = renderDeepCpu(deep, reference.orbit(), reference.table(deepOptions), deepOptions);
+  for (std::size_t q = 0; q < gpuCounts.size(); ++q)
+    ASSERT_EQ(gpuCounts[q], cpu.raw[q]) << "pixel (" << q % deep.imageWidth << ", " << q / deep.imageWidth << ")";
+  expectAgreement(agreement(gpuCounts, bruteForce(deep, false), deep.imageWidth), "GPU against brute force");
+
+  // Two bands of rows give the same frame (a caller keeping frames responsive renders in bands).
+  DeviceBuffer bands(gpuCounts.size() * sizeof(float));
+  GPULAB_CUDA_CHECK(cudaMemset(bands.data(), 0xff, bands.size()));  // NaN: unwritten pixels show
+  const std::size_t pitch = static_cast<std::size_t>(deep.imageWidth) * sizeof(float);
+  renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, 0, deep.imageHeight / 3);
+  renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, deep.imageHeight / 3, -1);
+  std::vector<float> banded(gpuCounts.size());
+  GPULAB_CUDA_CHECK(cudaMemcpy(banded.data(), bands.data(), bands.size(), cudaMemcpyDeviceToHost));
+  for (std::size_t q = 0; q < banded.size(); ++q) ASSERT_EQ(banded[q], gpuCounts[q]) << "pixel " << q;
+  EXPECT_THROW(renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, 1, deep.imageHeight),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -49,9 +49,9 @@ constexpr int kPeriodicityChangeMinIterations = 1000;  // a pixel periodicity ca
 MandelbrotView smallView(double cx, double cy, double width, int w, int h, int iterations,
                          Precision precision = Precision::Auto) {
   MandelbrotView v;
-  v.centerX = cx;
-  v.centerY = cy;
-  v.width = width;
+  v.centerX = DecimalNumber::fromDouble(cx);
+  v.centerY = DecimalNumber::fromDouble(cy);
+  v.width = DeepWidth::fromDouble(width);
   v.imageWidth = w;
   v.imageHeight = h;
   v.maxIterations = iterations;
@@ -340,7 +340,7 @@ TEST(MandelbrotChunks, CountsEqualTestingEveryStep) {
   for (MandelbrotView v : views)
     for (Precision p : {Precision::F32, Precision::F64}) {
       v.precision = p;
-      SCOPED_TRACE(std::to_string(v.centerX) + " width " + std::to_string(v.width) + " iterations " +
+      SCOPED_TRACE(v.centerX.toString() + " width " + v.width.toString() + " iterations " +
                    std::to_string(v.maxIterations) + " " + std::string(toString(p)));
       MandelbrotOptions chunks = countsOnly();
       chunks.periodicity = false;
@@ -360,7 +360,7 @@ TEST(MandelbrotAccuracy, OptimizedArithmeticIsAsAccurateAsTheTextbookLoop) {
   for (MandelbrotView v : views)
     for (Precision p : {Precision::F32, Precision::F64}) {
       v.precision = p;
-      SCOPED_TRACE(std::to_string(v.centerX) + " " + std::string(toString(p)));
+      SCOPED_TRACE(v.centerX.toString() + " " + std::string(toString(p)));
       const Image reference = p == Precision::F32 ? longDoubleCounts<float>(v) : longDoubleCounts<double>(v);
       MandelbrotOptions optimized = countsOnly();
       optimized.periodicity = false;  // the arithmetic alone
@@ -380,9 +380,9 @@ TEST(MandelbrotPrecision, LadderFollowsTheStatedRule) {
   const auto ladder = precisionLadder();
   ASSERT_EQ(ladder.size(), 2u);
   EXPECT_EQ(ladder[0].precision, Precision::F32);
-  EXPECT_EQ(ladder[0].minRelativeSpacing, std::ldexp(1.0, -20));
+  EXPECT_EQ(ladder[0].minLog2RelativeSpacing, -20.0);
   EXPECT_EQ(ladder[1].precision, Precision::F64);
-  EXPECT_EQ(ladder[1].minRelativeSpacing, std::ldexp(1.0, -49));
+  EXPECT_EQ(ladder[1].minLog2RelativeSpacing, -49.0);
 
   EXPECT_EQ(choosePrecision(wholeSetView()).used, Precision::F32);
   EXPECT_EQ(choosePrecision(seahorseValleyView()).used, Precision::F32);  // spacing 2.6e-6 = 2^-18.6
@@ -390,34 +390,45 @@ TEST(MandelbrotPrecision, LadderFollowsTheStatedRule) {
   // Exactly at the float32 limit (scale 1: |centre| < 1), and a hair below it.
   MandelbrotView v = smallView(0.3, 0.2, std::ldexp(1.0, -20) * 1024, 1024, 768, 500);
   EXPECT_EQ(choosePrecision(v).used, Precision::F32);
-  v.width = std::nextafter(v.width, 0.0);
+  v.width = DeepWidth::fromDouble(std::nextafter(v.widthValue(), 0.0));
   EXPECT_EQ(choosePrecision(v).used, Precision::F64);
   // The scale is max(|cx|, |cy|, 1): at centre x = -1.5 the same spacing is too fine for float32.
-  v.width = std::ldexp(1.0, -20) * 1024 * 1.25;
+  v.width = DeepWidth::fromDouble(std::ldexp(1.0, -20) * 1024 * 1.25);
   EXPECT_EQ(choosePrecision(v).used, Precision::F32);
-  v.centerX = -1.5;
+  v.centerX = DecimalNumber::fromDouble(-1.5);
   EXPECT_EQ(choosePrecision(v).used, Precision::F64);
-  EXPECT_NEAR(choosePrecision(v).relativeSpacing, std::ldexp(1.0, -20) * 1.25 / 1.5, 1e-20);
+  EXPECT_NEAR(std::exp2(choosePrecision(v).log2RelativeSpacing), std::ldexp(1.0, -20) * 1.25 / 1.5, 1e-20);
   // Supersampling refines the spacing.
-  v.centerX = 0.3;
+  v.centerX = DecimalNumber::fromDouble(0.3);
   v.supersample = 2;
   EXPECT_EQ(choosePrecision(v).used, Precision::F64);
 
-  // The float64 limit, then beyond it: an error whatever was asked for.
+  // The float64 limit, then beyond it: perturbation (f64 deltas), and an error for f32 or f64 escape time.
   v = smallView(-0.75, 0.1, std::ldexp(1.0, -49) * 1000, 1000, 600, 500);
   EXPECT_EQ(choosePrecision(v).used, Precision::F64);
-  v.width = std::nextafter(v.width, 0.0);
-  for (Precision p : {Precision::Auto, Precision::F32, Precision::F64}) {
+  v.width = DeepWidth::fromDouble(std::nextafter(v.widthValue(), 0.0));
+  const PrecisionChoice deep = choosePrecision(v);
+  EXPECT_EQ(deep.used, Precision::Perturbation);
+  EXPECT_EQ(deep.deltas, DeepDeltaFormat::Double);
+  EXPECT_EQ(deep.label(), "perturbation f64");
+  EXPECT_NE(deep.describe().find("perturbation, f64 deltas (auto"), std::string::npos) << deep.describe();
+  for (Precision p : {Precision::F32, Precision::F64}) {
     v.precision = p;
     try {
       choosePrecision(v);
       ADD_FAILURE() << "no PrecisionLimitError for " << toString(p);
     } catch (const PrecisionLimitError& e) {
-      EXPECT_NE(std::string(e.what()).find("zoom beyond float64 precision (width 1.78e-12)"), std::string::npos)
-          << e.what();
-      EXPECT_NE(std::string(e.what()).find("perturbation rendering (not yet available)"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("needs perturbation"), std::string::npos) << e.what();
     }
   }
+  // Far past double's range the deltas go to floatexp; a Julia set stops where escape time does.
+  v.precision = Precision::Auto;
+  v.width = DeepWidth::parse("1e-1000");
+  EXPECT_EQ(choosePrecision(v).deltas, DeepDeltaFormat::FloatExp);
+  EXPECT_EQ(choosePrecision(v).label(), "perturbation floatexp");
+  v.julia = true;
+  EXPECT_THROW(choosePrecision(v), PrecisionLimitError);
+  v.julia = false;
 
   // Forcing is honoured (within float64's reach) and says when it is too coarse.
   v = smallView(-0.75, 0.1, 1e-6, 1000, 600, 500, Precision::F32);
@@ -429,24 +440,28 @@ TEST(MandelbrotPrecision, LadderFollowsTheStatedRule) {
   v.precision = Precision::F64;
   EXPECT_FALSE(choosePrecision(wholeSetView()).belowLimit);
   EXPECT_EQ(choosePrecision(v).used, Precision::F64);
-  v.width = 3;
+  v.width = DeepWidth::fromDouble(3);
   EXPECT_EQ(choosePrecision(v).used, Precision::F64);  // f64 where f32 would do: fine
+  v.precision = Precision::Perturbation;
+  EXPECT_EQ(choosePrecision(v).used, Precision::Perturbation);  // forced at any depth, for comparisons
   EXPECT_EQ(parseEnumOrThrow<Precision>("f32"), Precision::F32);
   EXPECT_THROW(parseEnumOrThrow<Precision>("f16"), std::invalid_argument);
 }
 
 TEST(MandelbrotPrecision, AutoIterationsGrowWithZoom) {
-  EXPECT_EQ(autoIterations(3.0), 256);
-  EXPECT_EQ(autoIterations(30.0), 256);
-  EXPECT_EQ(autoIterations(0.005), 1348);  // round(256 * (1 + log10(600))^1.25)
-  EXPECT_EQ(autoIterations(1e-12), 6611);
+  EXPECT_EQ(autoIterations(DeepWidth::fromDouble(3.0)), 256);
+  EXPECT_EQ(autoIterations(DeepWidth::fromDouble(30.0)), 256);
+  EXPECT_EQ(autoIterations(DeepWidth::fromDouble(0.005)), 1348);  // round(256 * (1 + log10(600))^1.25)
+  EXPECT_EQ(autoIterations(DeepWidth::fromDouble(1e-12)), 6611);
+  EXPECT_EQ(autoIterations(DeepWidth::parse("3e-100")), 81967);  // round(256 * 101^1.25)
   int previous = 0;
   for (double w = 3; w > 1e-15; w /= 3) {
-    const int n = autoIterations(w);
+    const int n = autoIterations(DeepWidth::fromDouble(w));
     EXPECT_GE(n, previous);
     previous = n;
   }
-  EXPECT_THROW(autoIterations(0.0), std::invalid_argument);
+  EXPECT_EQ(autoIterations(DeepWidth::parse("1e-100000")), kMaxMandelbrotIterations);
+  EXPECT_THROW(DeepWidth::fromDouble(0.0), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,14 +476,16 @@ TEST(MandelbrotArguments, BadViewsThrowOneClearSentence) {
     }
     return "no exception";
   };
+  // A width is valid by construction: zero, negative, NaN and out of range fail where it is made.
+  for (double bad : {0.0, -1.0, std::nan(""), 1e300}) {
+    try {
+      (void)DeepWidth::fromDouble(bad);
+      ADD_FAILURE() << "no exception for width " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("width"), std::string::npos) << e.what();
+    }
+  }
   MandelbrotView v;
-  v.width = 0;
-  EXPECT_NE(message(v).find("width 0 is not allowed"), std::string::npos) << message(v);
-  v.width = -1;
-  EXPECT_NE(message(v).find("(0, 100]"), std::string::npos) << message(v);
-  v.width = std::nan("");
-  EXPECT_NE(message(v).find("width"), std::string::npos) << message(v);
-  v = {};
   v.imageWidth = 0;
   EXPECT_NE(message(v).find("image size 0x1080 is empty"), std::string::npos) << message(v);
   v = {};
@@ -477,7 +494,7 @@ TEST(MandelbrotArguments, BadViewsThrowOneClearSentence) {
   v.maxIterations = kMaxMandelbrotIterations + 1;
   EXPECT_NE(message(v).find("iterations are not allowed"), std::string::npos) << message(v);
   v = {};
-  v.centerX = 11;
+  v.centerX = DecimalNumber::fromDouble(11);
   EXPECT_NE(message(v).find("within +-10"), std::string::npos) << message(v);
   v = {};
   v.julia = true;
@@ -492,7 +509,7 @@ TEST(MandelbrotArguments, BadViewsThrowOneClearSentence) {
   EXPECT_NE(message(v).find("exceeds the limit"), std::string::npos) << message(v);
   EXPECT_EQ(message(MandelbrotView{}), "no exception");
 
-  EXPECT_THROW(renderRawCpu(smallView(0, 0, 0, 4, 4, 10)), std::invalid_argument);
+  EXPECT_THROW(renderRawCpu(smallView(0, 0, 1, 0, 4, 10)), std::invalid_argument);
   EXPECT_THROW(renderRawCpu(smallView(0, 0, 1, 4, 4, 0)), std::invalid_argument);
 }
 
@@ -609,7 +626,7 @@ TEST(MandelbrotPng, TextFieldsRoundTripTheView) {
   c.offset = 0.375;
   c.density = 2.5;
   c.interior = {9, 8, 7, 255};
-  const auto text = pngTextFromView(v, c, Precision::F64);
+  const auto text = pngTextFromView(v, c, choosePrecision(v));
   EXPECT_EQ(viewFromPngText(text), v);
   EXPECT_EQ(colouringFromPngText(text), c);
 
@@ -681,7 +698,10 @@ TEST(MandelbrotCli, BadArgumentsExitWithCode2AndOneLine) {
   if (!fs::exists(GPULAB_CLI_PATH)) GTEST_SKIP() << "gpulab-cli is not built";
   const std::string out = tempPath("bad.png").string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--width", "0"}, "width 0 is not allowed"},
+      {{"--width", "0"}, "width"},
+      {{"--width", "1e-100001"}, "width"},
+      {{"--width", "nan"}, "width"},
+      {{"--center", "0.5x,0"}, "--center x"},
       {{"--size", "0x100"}, "image size 0x100 is empty"},
       {{"--size", "640"}, "--size '640' is not WIDTHxHEIGHT"},
       {{"--iters", "0"}, "0 iterations are not allowed"},
@@ -690,7 +710,7 @@ TEST(MandelbrotCli, BadArgumentsExitWithCode2AndOneLine) {
       {{"--julia", "0.3"}, "--julia '0.3' is not a point"},
       {{"--precision", "f16"}, "unknown precision 'f16'"},
       {{"--palette", "plasma"}, "unknown palette 'plasma'"},
-      {{"--width", "1e-14", "--center", "-0.75,0.1"}, "zoom beyond float64 precision"},
+      {{"--width", "1e-14", "--center", "-0.75,0.1", "--precision", "f64"}, "needs perturbation"},
   };
   for (const auto& [extra, expected] : cases) {
     std::vector<std::string> args = {"mandelbrot", "--device", "cpu", "--out", out};

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "gpulab/kernels/mandelbrot.cuh"
-#include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/mandelbrot/renderer.hpp"
 
 namespace gpulab {
 

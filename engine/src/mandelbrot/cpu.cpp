@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <thread>
 #include <vector>
 
-#include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/mandelbrot/deep_render_cpu.hpp"
+#include "gpulab/mandelbrot/renderer.hpp"
 #include "internal/mandelbrot_params.hpp"
 
 namespace gpulab {
@@ -55,7 +57,24 @@ RowFunction rowFunction(MandelbrotVariant variant) {
 }  // namespace
 
 Image renderRawCpu(const MandelbrotView& view, const MandelbrotOptions& options, const CpuControl& control) {
+  MandelbrotCpuRenderer renderer;
+  return renderer.compute(view, options, control);
+}
+
+Image MandelbrotCpuRenderer::compute(const MandelbrotView& view, const MandelbrotOptions& options,
+                                     const CpuControl& control) {
   const PrecisionChoice choice = choosePrecision(view);
+  if (choice.used == Precision::Perturbation) {
+    // The same perturbation as the GPU's, against the kept reference.
+    const DeepView deep = deepViewOf(view);
+    const DeepOptions deepOptions = deepOptionsOf(options);
+    update_ = reference_.prepare(deep, deepOptions, control.cancel);
+    const DeepCpuResult result =
+        renderDeepCpu(deep, reference_.orbit(), reference_.table(deepOptions), deepOptions, control);
+    Image raw(deep.imageWidth, deep.imageHeight, 1, PixelType::F32);
+    std::copy(result.raw.begin(), result.raw.end(), raw.samples<float>().begin());
+    return raw;
+  }
   const EscapeParams p = escapeParams(view, options);
   Image raw(p.width, p.height, 1, PixelType::F32);
   const RowFunction row =

@@ -29,10 +29,6 @@ void validate(const DeepView& view) {
     throw std::invalid_argument("maximum iterations " + std::to_string(view.maxIterations) + " is outside 1..16777216");
 }
 
-std::string_view toString(DeepDeltaFormat format) noexcept {
-  return format == DeepDeltaFormat::Double ? "double" : "floatexp";
-}
-
 ExtendedReal pixelSpacing(const DeepView& view) {
   const kernels::FloatExp w{view.width.value().mantissa, view.width.value().exponent};
   const kernels::FloatExp h = kernels::divide(w, kernels::fromDouble(static_cast<double>(view.imageWidth)));

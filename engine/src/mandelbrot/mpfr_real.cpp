@@ -1,6 +1,7 @@
 #include "internal/mpfr_real.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace gpulab {
@@ -37,6 +38,16 @@ ExtendedReal toExtendedReal(mpfr_srcptr value) {
 void setExtended(mpfr_ptr target, ExtendedReal value) {
   mpfr_set_d(target, value.mantissa, MPFR_RNDN);
   if (value.mantissa != 0.0) mpfr_mul_2si(target, target, value.exponent, MPFR_RNDN);
+}
+
+DecimalNumber offsetBy(const DecimalNumber& value, ExtendedReal delta, int precisionBits) {
+  if (precisionBits < 64 || precisionBits > 400'000)
+    throw std::invalid_argument("precision " + std::to_string(precisionBits) + " bits is outside 64..400000");
+  MpfrReal x(precisionBits), d(precisionBits);
+  setDecimal(x, value);
+  setExtended(d, delta);
+  mpfr_add(x, x, d, MPFR_RNDN);
+  return toDecimal(x);
 }
 
 }  // namespace gpulab

@@ -45,6 +45,16 @@ MeasurePolicy MeasurePolicy::interactive() {
   return p;
 }
 
+MeasurePolicy MeasurePolicy::once() {
+  MeasurePolicy p;
+  p.gpuWarmup = 0;
+  p.gpuReps = 1;
+  p.transferReps = 1;
+  p.cpuWarmup = 0;
+  p.cpuReps = 1;
+  return p;
+}
+
 namespace {
 
 void throwIfCancelled(const CpuControl& control) {
@@ -196,6 +206,7 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
         gpu.stream(), [&] { op.runGpu(gpu, *in, out); }, policy);
     g.warmup = std::max(policy.gpuWarmup, policy.gpuSlowMs > 0 ? 1 : 0);
     g.methodUsed = op.methodUsed(Side::Gpu);
+    g.methodNote = op.methodNote(Side::Gpu);
     if (setup.download)
       g.download = timeTransfers(transferReps(policy), [&] {
         gpu.download(out, result.gpuOutput);
@@ -219,6 +230,7 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     c.time = timeCpu([&](const CpuControl& runControl) { result.cpuOutput = op.runCpu(input, runControl); }, policy,
                      control);
     c.methodUsed = op.methodUsed(Side::Cpu);
+    c.methodNote = op.methodNote(Side::Cpu);
     m.cpu = std::move(c);
   }
   throwIfCancelled(control);

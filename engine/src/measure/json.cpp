@@ -58,6 +58,7 @@ nlohmann::json toJsonRows(const Measurement& m) {
   nlohmann::json rows = nlohmann::json::array();
   if (m.cpu) {
     nlohmann::json r = baseRow(m, "cpu", m.cpu->methodUsed, m.cpu->prepareMs, m.cpu->time);
+    r["method_note"] = m.cpu->methodNote.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.cpu->methodNote);
     r["threads"] = m.cpu->threads;
     r[rateKey(m.workUnit)] = orNull(m.cpuRate());
     r[m.ceiling && m.ceiling->name != "DRAM copy" ? "pct_of_ceiling" : "pct_of_copy"] = nullptr;
@@ -65,6 +66,9 @@ nlohmann::json toJsonRows(const Measurement& m) {
   }
   if (m.gpu) {
     nlohmann::json r = baseRow(m, "gpu", m.gpu->methodUsed, m.gpu->prepareMs, m.gpu->compute);
+    if (m.gpu->compute.reps == 0)  // not measured (an upload-only record): no compute figures
+      for (const char* key : {"median_ms", "min_ms", "max_ms"}) r[key] = nullptr;
+    r["method_note"] = m.gpu->methodNote.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.gpu->methodNote);
     r["upload_ms"] = median(m.gpu->upload);
     r["download_ms"] = median(m.gpu->download);
     r["device"] = m.gpu->deviceName;

@@ -36,7 +36,9 @@ std::optional<double> ratio(double a, double b) {
 
 }  // namespace
 
-std::optional<double> Measurement::gpuRate() const { return gpu ? rateOf(work, gpu->compute.medianMs) : std::nullopt; }
+std::optional<double> Measurement::gpuRate() const {
+  return gpu && gpu->compute.reps > 0 ? rateOf(work, gpu->compute.medianMs) : std::nullopt;
+}
 
 std::optional<double> Measurement::cpuRate() const { return cpu ? rateOf(work, cpu->time.medianMs) : std::nullopt; }
 
@@ -47,7 +49,7 @@ std::optional<double> Measurement::percentOfCeiling() const {
 }
 
 std::optional<double> Measurement::speedup() const {
-  if (!gpu || !cpu) return std::nullopt;
+  if (!gpu || !cpu || gpu->compute.reps == 0) return std::nullopt;
   return ratio(cpu->time.medianMs, gpu->compute.medianMs);
 }
 
@@ -113,7 +115,7 @@ std::string toCsvRow(const Measurement& m) {
       m.cpu ? std::to_string(m.cpu->threads) : std::string(),
       m.cpu ? csvNumber(m.cpu->time.medianMs) : std::string(),
       m.gpu ? csvMedian(m.gpu->upload) : std::string(),
-      m.gpu ? csvNumber(m.gpu->compute.medianMs) : std::string(),
+      m.gpu && m.gpu->compute.reps > 0 ? csvNumber(m.gpu->compute.medianMs) : std::string(),
       m.gpu ? csvMedian(m.gpu->download) : std::string(),
       m.gpu ? csvNumber(m.gpu->endToEndMs()) : std::string(),
       csvNumber(m.speedup()),

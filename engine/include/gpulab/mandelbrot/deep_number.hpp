@@ -117,4 +117,8 @@ class DeepWidth {
   ExtendedReal value_{1.5, 1};
 };
 
+/// value + delta rounded to `precisionBits` bits (MPFR, 64..400,000): moves a centre by any fraction
+/// of a pixel at any depth; the result holds the digits that precision carries.
+DecimalNumber offsetBy(const DecimalNumber& value, ExtendedReal delta, int precisionBits);
+
 }  // namespace gpulab

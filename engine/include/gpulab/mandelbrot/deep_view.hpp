@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "gpulab/core/enum_names.hpp"
 #include "gpulab/mandelbrot/deep_number.hpp"
 
 namespace gpulab {
@@ -40,8 +41,7 @@ void validate(const DeepView& view);
 /// The arithmetic of the deltas (the kernels' DeltaFormat): Double down to a pixel spacing of 2^-450
 /// (about 3.5e-136), then FloatExp (floatexp while the delta is tiny, double once it has grown).
 enum class DeepDeltaFormat : std::uint8_t { Double, FloatExp };
-/// "double", "floatexp".
-std::string_view toString(DeepDeltaFormat format) noexcept;
+constexpr EnumText enumText(DeepDeltaFormat) { return {"delta format", "double|floatexp"}; }
 DeepDeltaFormat chooseDeltaFormat(const DeepView& view);
 
 /// h = width / imageWidth.

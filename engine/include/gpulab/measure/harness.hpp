@@ -44,6 +44,8 @@ struct MeasurePolicy {
   /// The GUI: 10 GPU runs (5 when one takes over 20 ms), 3 transfers; the CPU at most 5 runs in
   /// about 2 s after one warm-up.
   static MeasurePolicy interactive();
+  /// One run, no warm-up, either side: a single frame or save, timed as it happens.
+  static MeasurePolicy once();
 };
 
 struct MeasureSetup {

@@ -25,11 +25,13 @@ std::string_view rateUnit(WorkUnit unit) noexcept;
 struct GpuMeasurement {
   int device = 0;
   std::string deviceName;
-  std::string methodUsed;         ///< what the operation took: "direct", "fft", ...
-  double prepareMs = 0;           ///< one-time work done before timing (plans, calibration)
-  int warmup = 0;                 ///< untimed runs before the timed ones
-  std::optional<Stats> upload;    ///< host -> device with staging; absent when the input was resident
-  Stats compute;                  ///< the operation's kernels alone: CUDA events on its stream
+  std::string methodUsed;       ///< what the operation took: "direct", "fft", ...
+  std::string methodNote;       ///< why (Operation::methodNote): the cost model, the GPU path
+  double prepareMs = 0;         ///< one-time work done before timing (plans, calibration)
+  int warmup = 0;               ///< untimed runs before the timed ones
+  std::optional<Stats> upload;  ///< host -> device with staging; absent when the input was resident
+  Stats compute;  ///< the operation's kernels alone: CUDA events on its stream (reps 0: not measured, e.g.
+                  ///< an upload-only record)
   std::optional<Stats> download;  ///< device -> host with staging; absent when not asked for
   /// upload + compute + download medians (the parts that were measured).
   double endToEndMs() const;
@@ -39,6 +41,7 @@ struct CpuMeasurement {
   int threads = 0;
   std::string implementation = "OpenCV";
   std::string methodUsed;
+  std::string methodNote;
   double prepareMs = 0;
   int warmup = 0;
   Stats time;  ///< steady clock around each run
