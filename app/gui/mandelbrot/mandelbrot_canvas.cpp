@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QContextMenuEvent>
+#include <QFontMetrics>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
@@ -11,6 +12,8 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 
 #include "mandelbrot/mandelbrot_view.hpp"
 
@@ -22,8 +25,24 @@ namespace {
 
 constexpr double kWheelStep = 1.25;  // zoom per wheel notch
 constexpr double kKeyZoom = 1.5;     // zoom per + / -
+constexpr double kPageZoom = 10.0;   // PageUp / PageDown
+constexpr double kBigZoom = 1000.0;  // Shift+PageUp / Shift+PageDown
 
 }  // namespace
+
+template <class Make>
+void MandelbrotCanvas::request(Make&& make) {
+  try {
+    emit viewRequested(make());
+  } catch (const std::invalid_argument& e) {  // a width out of range
+    emit requestRejected(QString::fromUtf8(e.what()));
+  }
+}
+
+QPointF MandelbrotCanvas::pixelUnderMouse() const {
+  const QSize s = pixelSize();
+  return rect().contains(mouse_.toPoint()) ? toPixels(mouse_) : QPointF(0.5 * s.width(), 0.5 * s.height());
+}
 
 MandelbrotCanvas::MandelbrotCanvas(QWidget* parent) : QWidget(parent) {
   setFocusPolicy(Qt::StrongFocus);
@@ -33,7 +52,9 @@ MandelbrotCanvas::MandelbrotCanvas(QWidget* parent) : QWidget(parent) {
   setCursor(Qt::CrossCursor);
   setToolTip(
       tr("Wheel: zoom   drag: pan   Shift+drag: zoom into a box   double-click: recentre\n"
-         "+ / -: zoom   arrows: pan   Home: whole set   J: Julia set of the point under the cursor"));
+         "+ / -: zoom 1.5x   PageUp / PageDown: zoom 10x   Shift+PageUp / Shift+PageDown: zoom 1000x\n"
+         "arrows: pan   Home: whole set   N: zoom to the minibrot nearest the cursor\n"
+         "J: Julia set of the point under the cursor   (any depth: past 1e-13 by perturbation)"));
 }
 
 QSize MandelbrotCanvas::pixelSize() const {
@@ -69,6 +90,12 @@ void MandelbrotCanvas::setMessage(const QString& message) {
   update();
 }
 
+void MandelbrotCanvas::setOverlay(const QString& overlay) {
+  if (overlay == overlay_) return;
+  overlay_ = overlay;
+  update();
+}
+
 void MandelbrotCanvas::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), Qt::black);
@@ -77,10 +104,30 @@ void MandelbrotCanvas::paintEvent(QPaintEvent*) {
                        (!now.julia || (frameView_.juliaX == now.juliaX && frameView_.juliaY == now.juliaY));
   if (!frame_.isNull() && sameSet) {
     // A frame rendered for another view is stretched and shifted to where it belongs now: the screen
-    // follows the mouse at once while the new frame is computed.
-    const QRectF target = frameRectIn(now, frameView_);
+    // follows the mouse at once while the new frame is computed. Only the part on screen is drawn (a
+    // frame zoomed 10^5 times has coordinates far outside any painter's range).
     const double dpr = devicePixelRatioF();
-    painter.drawImage(QRectF(target.topLeft() / dpr, target.size() / dpr), frame_);
+    if (const std::optional<QRectF> target = frameRectIn(now, frameView_)) {
+      const QRectF visible = target->intersected(QRectF(0, 0, now.imageWidth, now.imageHeight));
+      if (!visible.isEmpty()) {
+        const double sx = frame_.width() / target->width(), sy = frame_.height() / target->height();
+        const QRectF source((visible.left() - target->left()) * sx, (visible.top() - target->top()) * sy,
+                            visible.width() * sx, visible.height() * sy);
+        painter.drawImage(QRectF(visible.topLeft() / dpr, visible.size() / dpr), frame_, source);
+      }
+    } else {  // a jump too far to place the old frame: it stays, veiled, until the new one comes
+      painter.drawImage(QRectF(QPointF(0, 0), QSizeF(now.imageWidth, now.imageHeight) / dpr), frame_);
+      painter.fillRect(rect(), QColor(0, 0, 0, 110));
+    }
+  }
+  if (!overlay_.isEmpty()) {
+    const QFontMetrics metrics(painter.font());
+    const QRect box = metrics.boundingRect(QRect(0, 0, width() - 16, height()), Qt::TextWordWrap, overlay_)
+                          .adjusted(-6, -3, 6, 3)
+                          .translated(8, 8);
+    painter.fillRect(box, QColor(0, 0, 0, 150));
+    painter.setPen(QColor(230, 230, 230));
+    painter.drawText(box.adjusted(6, 3, -6, -3), Qt::TextWordWrap, overlay_);
   }
   const bool newFrame = !frame_.isNull() && sameSet && frameSerial_ != presentedSerial_;
   if (!message_.isEmpty()) {
@@ -106,7 +153,7 @@ void MandelbrotCanvas::resizeEvent(QResizeEvent* event) {
 void MandelbrotCanvas::wheelEvent(QWheelEvent* event) {
   const double notches = event->angleDelta().y() / 120.0;
   if (notches == 0) return;
-  emit viewRequested(zoomedAbout(sized(view_), toPixels(event->position()), std::pow(kWheelStep, notches)));
+  request([&] { return zoomedAbout(sized(view_), toPixels(event->position()), std::pow(kWheelStep, notches)); });
   event->accept();
 }
 
@@ -131,7 +178,7 @@ void MandelbrotCanvas::mouseMoveEvent(QMouseEvent* event) {
   } else if (dragging_) {
     const QPointF delta = toPixels(event->position() - dragLast_);
     dragLast_ = event->position();
-    if (!delta.isNull()) emit viewRequested(panned(sized(view_), delta));
+    if (!delta.isNull()) request([&] { return panned(sized(view_), delta); });
   }
 }
 
@@ -140,49 +187,58 @@ void MandelbrotCanvas::mouseReleaseEvent(QMouseEvent* event) {
   if (band_ != nullptr && band_->isVisible()) {
     band_->hide();
     const QRectF box(toPixels(bandStart_), toPixels(event->position()));
-    if (std::abs(box.width()) >= 4 && std::abs(box.height()) >= 4) emit viewRequested(zoomedToRect(sized(view_), box));
+    if (std::abs(box.width()) >= 4 && std::abs(box.height()) >= 4)
+      request([&] { return zoomedToRect(sized(view_), box); });
   }
   dragging_ = false;
   setCursor(Qt::CrossCursor);
 }
 
 void MandelbrotCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton) emit viewRequested(recentred(sized(view_), toPixels(event->position())));
+  if (event->button() == Qt::LeftButton) request([&] { return recentred(sized(view_), toPixels(event->position())); });
 }
 
 void MandelbrotCanvas::keyPressEvent(QKeyEvent* event) {
   const MandelbrotView v = sized(view_);
-  const QPointF centre(0.5 * v.imageWidth, 0.5 * v.imageHeight);
   const QPointF step(0.1 * v.imageWidth, 0.1 * v.imageHeight);
-  const QPointF under = rect().contains(mouse_.toPoint()) ? toPixels(mouse_) : centre;
+  const bool shift = (event->modifiers() & Qt::ShiftModifier) != 0;
   switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal:
-      emit viewRequested(zoomedAbout(v, centre, kKeyZoom));
+      request([&] { return zoomedBy(v, kKeyZoom); });
       break;
     case Qt::Key_Minus:
-      emit viewRequested(zoomedAbout(v, centre, 1.0 / kKeyZoom));
+      request([&] { return zoomedBy(v, 1.0 / kKeyZoom); });
+      break;
+    case Qt::Key_PageUp:
+      request([&] { return zoomedBy(v, shift ? kBigZoom : kPageZoom); });
+      break;
+    case Qt::Key_PageDown:
+      request([&] { return zoomedBy(v, 1.0 / (shift ? kBigZoom : kPageZoom)); });
       break;
     case Qt::Key_Left:
-      emit viewRequested(panned(v, {step.x(), 0}));
+      request([&] { return panned(v, {step.x(), 0}); });
       break;
     case Qt::Key_Right:
-      emit viewRequested(panned(v, {-step.x(), 0}));
+      request([&] { return panned(v, {-step.x(), 0}); });
       break;
     case Qt::Key_Up:
-      emit viewRequested(panned(v, {0, step.y()}));
+      request([&] { return panned(v, {0, step.y()}); });
       break;
     case Qt::Key_Down:
-      emit viewRequested(panned(v, {0, -step.y()}));
+      request([&] { return panned(v, {0, -step.y()}); });
       break;
     case Qt::Key_Home:
       emit homeRequested();
+      break;
+    case Qt::Key_N:
+      if (!v.julia) emit newtonRequested(pixelUnderMouse());
       break;
     case Qt::Key_J:
       if (v.julia)
         emit mandelbrotRequested();
       else
-        emit juliaRequested(planePoint(v, under));
+        emit juliaRequested(planePointF(v, pixelUnderMouse()));
       break;
     default:
       QWidget::keyPressEvent(event);
@@ -194,18 +250,22 @@ void MandelbrotCanvas::keyPressEvent(QKeyEvent* event) {
 void MandelbrotCanvas::contextMenuEvent(QContextMenuEvent* event) {
   const MandelbrotView v = sized(view_);
   const QPointF pixel = toPixels(event->pos());
-  const QPointF c = planePoint(v, pixel);
+  const QPointF c = planePointF(v, pixel);
   QMenu menu(this);
-  if (v.julia)
+  if (v.julia) {
     menu.addAction(tr("Back to the Mandelbrot set"), this, [this] { emit mandelbrotRequested(); });
-  else
+  } else {
     menu.addAction(tr("Julia set of this point (J)"), this, [this, c] { emit juliaRequested(c); });
-  menu.addAction(tr("Recentre here"), this, [this, v, pixel] { emit viewRequested(recentred(v, pixel)); });
-  menu.addAction(tr("Zoom in here"), this, [this, v, pixel] { emit viewRequested(zoomedAbout(v, pixel, 2.0)); });
-  menu.addAction(tr("Zoom out here"), this, [this, v, pixel] { emit viewRequested(zoomedAbout(v, pixel, 0.5)); });
+    menu.addAction(tr("Zoom to the minibrot nearest here (N)"), this, [this, pixel] { emit newtonRequested(pixel); });
+  }
+  menu.addAction(tr("Recentre here"), this, [this, v, pixel] { request([&] { return recentred(v, pixel); }); });
+  menu.addAction(tr("Zoom in here"), this, [this, v, pixel] { request([&] { return zoomedAbout(v, pixel, 2.0); }); });
+  menu.addAction(tr("Zoom out here"), this, [this, v, pixel] { request([&] { return zoomedAbout(v, pixel, 0.5); }); });
   menu.addSeparator();
-  menu.addAction(tr("Copy coordinates %1").arg(pointText(c.x(), c.y())), this,
-                 [c] { QApplication::clipboard()->setText(pointText(c.x(), c.y())); });
+  menu.addAction(tr("Copy the coordinates of this point"), this, [v, pixel] {
+    const PlanePoint p = planePoint(v, pixel);
+    QApplication::clipboard()->setText(QString::fromStdString(p.x.toString() + ", " + p.y.toString()));
+  });
   menu.exec(event->globalPos());
 }
 

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <stdexcept>
 
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "mandelbrot/mandelbrot_worker.hpp"
@@ -42,21 +43,21 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
   v.imageWidth = size.width();
   v.imageHeight = size.height();
   v.supersample = supersample;
-  gpulab::Precision used;
+  gpulab::PrecisionChoice used;
   try {
-    used = gpulab::choosePrecision(v).used;
+    used = gpulab::choosePrecision(v);
   } catch (const std::exception& e) {
     services_.showError(tr("Cannot save %1: %2").arg(path, QString::fromUtf8(e.what())));
     return;
   }
   const gpulab::Colouring c = colouring();
-  cancelButton_->setEnabled(true);
+  cpuProgress_->setRange(0, 100);
   cpuProgress_->setValue(0);
   cpuProgress_->show();
   services_.showMessage(tr("Rendering %1x%2 for %3...").arg(size.width()).arg(size.height()).arg(path));
   auto finish = [this] {
-    cancelButton_->setEnabled(cpuJob_.valid() && !cpuJob_.finished());
-    if (!cancelButton_->isEnabled()) cpuProgress_->hide();
+    updateCancelButton();
+    if (!cpuJob_.valid() || cpuJob_.finished()) cpuProgress_->hide();
   };
   saveJob_ = services_.engine.submit(
       this, [v, c, used, path](WorkerContext& ctx) { return renderPng(ctx, v, c, used, path); },
@@ -78,6 +79,7 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
              services_.showMessage(tr("Saving cancelled"));
            },
        .progress = [this](double f) { cpuProgress_->setValue(static_cast<int>(f * 100)); }});
+  updateCancelButton();
 }
 
 void MandelbrotTab::openPng(const QString& path) {
@@ -161,14 +163,18 @@ void MandelbrotTab::loadBookmarks() {
     const QStringList f = line.split(QLatin1Char('\t'));
     if (f.size() != 8) continue;
     MandelbrotView v;
-    bool ok[7] = {};
-    v.centerX = f[1].toDouble(&ok[0]);
-    v.centerY = f[2].toDouble(&ok[1]);
-    v.width = f[3].toDouble(&ok[2]);
-    v.maxIterations = f[4].toInt(&ok[3]);
-    v.julia = f[5].toInt(&ok[4]) != 0;
-    v.juliaX = f[6].toDouble(&ok[5]);
-    v.juliaY = f[7].toDouble(&ok[6]);
+    bool ok[4] = {};
+    try {  // the centre and width as decimal text, every digit (older entries hold 17 digits)
+      v.centerX = gpulab::DecimalNumber::parse(f[1].toStdString());
+      v.centerY = gpulab::DecimalNumber::parse(f[2].toStdString());
+      v.width = gpulab::DeepWidth::parse(f[3].toStdString());
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    v.maxIterations = f[4].toInt(&ok[0]);
+    v.julia = f[5].toInt(&ok[1]) != 0;
+    v.juliaX = f[6].toDouble(&ok[2]);
+    v.juliaY = f[7].toDouble(&ok[3]);
     if (std::all_of(std::begin(ok), std::end(ok), [](bool b) { return b; })) bookmarks_.push_back({f[0], v});
   }
   const QSignalBlocker block(bookmarkBox_);
@@ -180,7 +186,7 @@ void MandelbrotTab::loadBookmarks() {
 void MandelbrotTab::addBookmarkWithDialog() {
   bool ok = false;
   const QString name = QInputDialog::getText(this, tr("Add bookmark"), tr("Name"), QLineEdit::Normal,
-                                             tr("Zoom %1x").arg(view_.zoom(), 0, 'g', 3), &ok);
+                                             tr("Width %1").arg(shortWidthText(view_.width)), &ok);
   if (ok) addBookmark(name);
 }
 
@@ -191,9 +197,9 @@ void MandelbrotTab::addBookmark(const QString& requested) {
   QStringList saved = settings.value(QString::fromUtf8(kBookmarksKey)).toStringList();
   const int iterations = autoIterations_->isChecked() ? 0 : view_.maxIterations;
   saved << QStringList{name,
-                       QString::number(view_.centerX, 'g', 17),
-                       QString::number(view_.centerY, 'g', 17),
-                       QString::number(view_.width, 'g', 17),
+                       QString::fromStdString(view_.centerX.toString()),
+                       QString::fromStdString(view_.centerY.toString()),
+                       widthText(view_.width),
                        QString::number(iterations),
                        QString::number(view_.julia ? 1 : 0),
                        QString::number(view_.juliaX, 'g', 17),

@@ -1,6 +1,7 @@
 // The Mandelbrot tab's frames: which one to ask for next (preview while moving, full resolution when
 // the view rests, supersampled after), handing it to the worker, showing it, and the CPU render beside
 // the GPU.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QProgressBar>
@@ -47,7 +48,10 @@ void MandelbrotTab::scheduleRender() {
     return;
   }
   pending_ = false;
-  if (inFlight_) return;  // frameDone asks again for the newest view
+  // frameDone asks again for the newest view; after a jump elsewhere (home, a bookmark, the location, a
+  // Newton zoom) the frame on the worker is not worth waiting for: submitting the next one cancels it.
+  if (inFlight_ && !(jumped_ && inFlightKey_ && !samePlace(inFlightKey_->view, view_))) return;
+  jumped_ = false;
   const gpulab::Colouring c = colouring();
   const int divisor = previewDivisor();
   const FrameKey full{renderView(Quality::Full), c}, super{renderView(Quality::Super), c};
@@ -75,50 +79,77 @@ void MandelbrotTab::scheduleRender() {
     message_->show();
     return;
   }
-  submitFrame(target, shownView(target));
+  // The counts of a full frame at rest tell whether the iteration cap cut detail off.
+  const bool wantCounts = autoIterations_->isChecked() && !restTimer_->isActive() && target == full;
+  submitFrame(target, shownView(target), wantCounts);
 }
 
-void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly) {
+void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly, bool wantCounts) {
   inFlight_ = true;
+  inFlightKey_ = key;
+  const quint64 serial = ++frameSerial_;
   submittedAtMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
+  slowFrameTimer_->start();
   const std::shared_ptr<MandelbrotWorkerState> state = state_;
-  services_.engine.submit(
+  // Every outcome of a frame that was replaced (a jump cancelled it) is ignored.
+  auto ended = [this, serial] {
+    if (serial != frameSerial_) return false;
+    inFlight_ = false;
+    inFlightKey_.reset();
+    slowFrameTimer_->stop();
+    updateCancelButton();
+    return true;
+  };
+  frameJob_ = services_.engine.submit(
       this,
-      [state, key, recolourOnly](WorkerContext& ctx) {
-        return renderFrame(*state, ctx, key.view, key.colouring, recolourOnly);
+      [state, key, recolourOnly, wantCounts](WorkerContext& ctx) {
+        return renderFrame(*state, ctx, key.view, key.colouring, recolourOnly, wantCounts);
       },
-      [this, key](FrameResult r) {
-        inFlight_ = false;
-        frameDone(r.image, key, r.computeMs, r.workerMs, r.onGpu);
+      [this, key, ended](FrameResult r) {
+        if (!ended()) return;
+        frameDone(r, key);
         scheduleRender();
       },
       {.coalesceKey = QStringLiteral("mandelbrot-frame"),
        .failed =
-           [this, key](const QString& why) {
-             inFlight_ = false;
+           [this, key, ended](const QString& why) {
+             if (!ended()) return;
              failed_ = key;
              message_->setText(tr("Frame failed: %1").arg(why));
              message_->show();
              services_.showError(why);
+             updateOverlay();
              scheduleRender();
            },
-       .cancelled = [this] { inFlight_ = false; },
+       .cancelled =
+           [this, key, ended] {
+             if (!ended()) return;
+             failed_ = key;  // cancelled by hand: not again until the view changes
+             message_->setText(tr("Frame cancelled: the last frame stays until the view changes."));
+             message_->show();
+             updateOverlay();
+           },
        .progress = {}});
 }
 
-void MandelbrotTab::frameDone(const QImage& image, const FrameKey& key, std::optional<double> computeMs,
-                              double workerMs, bool onGpu) {
-  canvas_->setFrame(image, key.view);
+void MandelbrotTab::frameDone(const FrameResult& result, const FrameKey& key) {
+  canvas_->setFrame(result.image, key.view);
   shown_ = key;
   failed_.reset();
-  onGpu_ = onGpu;
+  onGpu_ = result.onGpu;
+  shownPrecision_ = result.precision;
+  if (result.reference) lastReference_ = result.reference;
+  const std::optional<double> computeMs = result.computeMs;
   const qint64 now = clock_.elapsed();
   frameTimes_.push_back(now);
   while (!frameTimes_.empty() && frameTimes_.front() < now - 1000) frameTimes_.pop_front();
   if (computeMs) {
     lastComputeMs_ = computeMs;
-    // The frame budget follows the recent frames (their iteration counts change with the view).
-    const double sample = workerMs / (static_cast<double>(key.view.rawWidth()) * key.view.rawHeight() * 1e-6);
+    // The frame budget follows the recent frames (their iteration counts change with the view); a new
+    // reference orbit or BLA table is a one-off, not what the next frames will cost.
+    const double prepared = result.reference ? result.reference->referenceMs + result.reference->blaMs : 0.0;
+    const double sample = std::max(0.0, result.workerMs - prepared) /
+                          (static_cast<double>(key.view.rawWidth()) * key.view.rawHeight() * 1e-6);
     msPerMegapixel_ = msPerMegapixel_ ? 0.5 * (*msPerMegapixel_ + sample) : sample;
   }
   const int divisor =
@@ -130,24 +161,41 @@ void MandelbrotTab::frameDone(const QImage& image, const FrameKey& key, std::opt
   info.height = key.view.rawHeight();
   info.divisor = divisor;
   info.computeMs = computeMs;
-  info.workerMs = workerMs;
+  info.workerMs = result.workerMs;
   info.latencyMs = submittedAtMs_;  // the start; canvasPresented subtracts it
-  info.onGpu = onGpu;
+  info.onGpu = result.onGpu;
+  info.precision = result.precision;
+  info.reference = result.reference;
   unpresented_ = info;
   unpresentedSerial_ = canvas_->frameSerial();
   QStringList lines;
   if (lastComputeMs_)
-    lines << tr("%1 frame  %2 compute  (%3x%4%5)")
-                 .arg(onGpu ? tr("GPU") : tr("CPU"), formatMs(*lastComputeMs_))
+    lines << tr("%1 frame  %2 compute  (%3x%4%5, %6)")
+                 .arg(result.onGpu ? tr("GPU") : tr("CPU"), formatMs(*lastComputeMs_))
                  .arg(key.view.rawWidth())
                  .arg(key.view.rawHeight())
                  .arg(key.view.supersample > 1 ? tr(", supersampled")
-                                               : (full ? QString() : tr(", preview 1/%1").arg(divisor)));
+                                               : (full ? QString() : tr(", preview 1/%1").arg(divisor)),
+                      result.precision);
+  if (const std::optional<ReferenceInfo>& r = result.reference) {
+    const QString table = r->blaMs > 0 ? tr("; BLA table %1").arg(formatMs(r->blaMs)) : QString();
+    if (r->reused)
+      lines << tr("reference orbit reused%1").arg(table);
+    else if (r->length > 0)
+      lines << tr("new reference orbit: %1 points at %2 bits, %3%4")
+                   .arg(r->length)
+                   .arg(r->precisionBits)
+                   .arg(formatMs(r->referenceMs), table);
+    else
+      lines << tr("new reference orbit: %1%2").arg(formatMs(r->referenceMs), table);
+  }
   if (!computeMs) lines << tr("recoloured without recomputing");
   if (frameTimes_.size() > 1) lines << tr("%1 frames in the last second").arg(frameTimes_.size());
-  if (!onGpu) lines << tr("no GPU: frames are rendered on the CPU");
+  if (!result.onGpu) lines << tr("no GPU: frames are rendered on the CPU");
   timing_->setText(lines.join(QLatin1Char('\n')));
+  updateOverlay();
   emit frameShown(full);
+  if (result.counts) raiseIterations(*result.counts, key.view);
 }
 
 bool MandelbrotTab::showsCurrentView() const {
@@ -172,14 +220,13 @@ void MandelbrotTab::renderOnCpu() {
   const MandelbrotView v = view_;
   const std::shared_ptr<MandelbrotWorkerState> state = state_;
   cpuButton_->setEnabled(false);
-  cancelButton_->setEnabled(true);
   cpuProgress_->setValue(0);
   cpuProgress_->show();
   comparison_->setText(tr("CPU rendering %1x%2...").arg(v.imageWidth).arg(v.imageHeight));
   auto finish = [this] {
     cpuButton_->setEnabled(true);
-    cancelButton_->setEnabled(saveJob_.valid() && !saveJob_.finished());
     cpuProgress_->hide();
+    updateCancelButton();  // the job counts as finished when its outcome is delivered
   };
   cpuJob_ = services_.engine.submit(
       this, [state, v](WorkerContext& ctx) { return measureCpuRender(*state, ctx, v); },
@@ -208,6 +255,7 @@ void MandelbrotTab::renderOnCpu() {
              comparison_->setText(tr("CPU render cancelled"));
            },
        .progress = [this](double f) { cpuProgress_->setValue(static_cast<int>(f * 100)); }});
+  updateCancelButton();
 }
 
 }  // namespace gpulab::gui

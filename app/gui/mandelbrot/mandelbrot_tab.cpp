@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "mandelbrot/mandelbrot_worker.hpp"
+#include "widgets/run_timing.hpp"
 
 namespace gpulab::gui {
 
@@ -27,7 +28,8 @@ using gpulab::MandelbrotView;
 
 namespace {
 
-constexpr int kRestMs = 250;  // the view rests this long before the full-resolution frame
+constexpr int kRestMs = 250;       // the view rests this long before the full-resolution frame
+constexpr int kSlowFrameMs = 400;  // a frame on the worker this long is said so, and can be cancelled
 constexpr int kMaxHistory = 200;
 
 }  // namespace
@@ -56,6 +58,9 @@ void MandelbrotTab::buildUi() {
   restTimer_ = new QTimer(this);
   restTimer_->setSingleShot(true);
   restTimer_->setInterval(kRestMs);
+  slowFrameTimer_ = new QTimer(this);
+  slowFrameTimer_->setSingleShot(true);
+  slowFrameTimer_->setInterval(kSlowFrameMs);
 
   backButton_ = new QPushButton(tr("Back"));
   backButton_->setObjectName(QStringLiteral("mandelbrotBack"));
@@ -89,9 +94,13 @@ void MandelbrotTab::buildUi() {
   iterations_->setRange(1, gpulab::kMaxMandelbrotIterations);
   iterations_->setValue(gpulab::autoIterations(view_.width));
   iterations_->setEnabled(false);
+  iterations_->setObjectName(QStringLiteral("mandelbrotIterations"));
   autoIterations_ = new QCheckBox(tr("auto"));
+  autoIterations_->setObjectName(QStringLiteral("mandelbrotAutoIterations"));
   autoIterations_->setChecked(true);
-  autoIterations_->setToolTip(tr("From the zoom depth: 256 (1 + log10(3 / width))^1.25"));
+  autoIterations_->setToolTip(
+      tr("From the zoom depth: 256 (1 + log10(3 / width))^1.25; doubled (up to 16 times) when a frame at rest "
+         "has its escape counts running into the cap"));
   auto* iterationRow = new QHBoxLayout;
   iterationRow->addWidget(iterations_, 1);
   iterationRow->addWidget(autoIterations_);
@@ -101,9 +110,12 @@ void MandelbrotTab::buildUi() {
   precision_->addItem(tr("auto"), static_cast<int>(gpulab::Precision::Auto));
   precision_->addItem(QStringLiteral("float32"), static_cast<int>(gpulab::Precision::F32));
   precision_->addItem(QStringLiteral("float64"), static_cast<int>(gpulab::Precision::F64));
+  precision_->addItem(tr("perturbation"), static_cast<int>(gpulab::Precision::Perturbation));
   precision_->setToolTip(
       tr("auto: float32 while neighbouring pixels are at least 8 float32 steps apart "
-         "(pixel spacing >= 2^-20 max(|x|, |y|, 1)), then float64 down to 2^-49"));
+         "(pixel spacing >= 2^-20 max(|x|, |y|, 1)), then float64 down to 2^-49, then perturbation: "
+         "an MPFR reference orbit and every pixel as a delta against it, f64 deltas down to a pixel "
+         "spacing of 2^-450 and floatexp (a double with its own exponent) beyond"));
 
   palette_ = new QComboBox;
   palette_->setObjectName(QStringLiteral("mandelbrotPalette"));
@@ -179,6 +191,7 @@ void MandelbrotTab::buildUi() {
   auto* layout = new QVBoxLayout(controls);
   layout->addLayout(navigation);
   layout->addLayout(bookmarkRow);
+  layout->addWidget(buildLocationControls());
   layout->addLayout(form);
   layout->addWidget(info_);
   layout->addWidget(timing_);
@@ -200,6 +213,9 @@ void MandelbrotTab::buildUi() {
   main->addWidget(canvas_, 1);
 
   connect(canvas_, &MandelbrotCanvas::viewRequested, this, &MandelbrotTab::viewEdited);
+  connect(canvas_, &MandelbrotCanvas::requestRejected, this, &MandelbrotTab::requestRejected);
+  connect(canvas_, &MandelbrotCanvas::newtonRequested, this,
+          [this](QPointF pixel) { zoomToMinibrot(pixel, std::nullopt); });
   connect(canvas_, &MandelbrotCanvas::homeRequested, this, &MandelbrotTab::home);
   connect(canvas_, &MandelbrotCanvas::juliaRequested, this, &MandelbrotTab::toJulia);
   connect(canvas_, &MandelbrotCanvas::mandelbrotRequested, this, &MandelbrotTab::toMandelbrot);
@@ -208,6 +224,10 @@ void MandelbrotTab::buildUi() {
   connect(restTimer_, &QTimer::timeout, this, [this] {
     commitHistory();
     scheduleRender();
+  });
+  connect(slowFrameTimer_, &QTimer::timeout, this, [this] {
+    updateOverlay();
+    updateCancelButton();
   });
   connect(backButton_, &QPushButton::clicked, this, &MandelbrotTab::back);
   connect(forwardButton_, &QPushButton::clicked, this, &MandelbrotTab::forward);
@@ -261,14 +281,12 @@ void MandelbrotTab::buildUi() {
   connect(density_, &QDoubleSpinBox::valueChanged, this, &MandelbrotTab::colouringChanged);
   connect(supersample_, &QComboBox::currentIndexChanged, this, &MandelbrotTab::scheduleRender);
   connect(cpuButton_, &QPushButton::clicked, this, &MandelbrotTab::renderOnCpu);
-  connect(cancelButton_, &QPushButton::clicked, this, [this] {
-    cpuJob_.cancel();
-    saveJob_.cancel();
-  });
+  connect(cancelButton_, &QPushButton::clicked, this, &MandelbrotTab::cancelWork);
   connect(saveButton, &QPushButton::clicked, this, &MandelbrotTab::saveWithDialog);
   connect(openButton, &QPushButton::clicked, this, &MandelbrotTab::openWithDialog);
   updateHistoryButtons();
   updateInfo();
+  updateLocationFields();
 }
 
 gpulab::Colouring MandelbrotTab::colouring() const {
@@ -291,7 +309,7 @@ bool MandelbrotTab::accept(MandelbrotView& v, QString* why) const {
   v.supersample = 1;
   v.precision = static_cast<gpulab::Precision>(precision_->currentData().toInt());
   try {
-    v.maxIterations = autoIterations_->isChecked() ? gpulab::autoIterations(v.width) : iterations_->value();
+    v.maxIterations = autoIterations_->isChecked() ? automaticIterations(v.width) : iterations_->value();
     gpulab::choosePrecision(v);
   } catch (const std::exception& e) {  // PrecisionLimitError, std::invalid_argument
     if (why != nullptr) *why = QString::fromUtf8(e.what());
@@ -300,28 +318,36 @@ bool MandelbrotTab::accept(MandelbrotView& v, QString* why) const {
   return true;
 }
 
+void MandelbrotTab::showProblem(const QString& why, bool onCanvas) {
+  message_->setText(why);
+  message_->show();
+  if (onCanvas) canvas_->setMessage(why);
+  services_.showMessage(why);
+}
+
 void MandelbrotTab::viewEdited(const MandelbrotView& requested) {
   MandelbrotView v = requested;
   QString why;
   if (!accept(v, &why)) {
-    message_->setText(why);
-    message_->show();
-    canvas_->setMessage(why);
+    showProblem(why, true);
     return;
   }
   if (v == view_) return;
   setViewInternal(v, true);
 }
 
+void MandelbrotTab::requestRejected(const QString& why) { showProblem(why, true); }
+
 bool MandelbrotTab::navigate(MandelbrotView v) {
   QString why;
+  const double scale = iterationScale_;
+  iterationScale_ = 1.0;  // a new place: the cap learned from the frames starts again
   if (!accept(v, &why)) {
-    message_->setText(why);
-    message_->show();
-    canvas_->setMessage(why);
-    services_.showMessage(why);
+    iterationScale_ = scale;
+    showProblem(why, true);
     return false;
   }
+  jumped_ = true;
   setViewInternal(v, false);
   commitHistory();
   return true;
@@ -341,6 +367,8 @@ void MandelbrotTab::setViewInternal(const MandelbrotView& v, bool interactive) {
   canvas_->setMessage({});
   message_->hide();
   updateInfo();
+  updateLocationFields();
+  updateOverlay();
   if (interactive)
     restTimer_->start();
   else
@@ -374,9 +402,9 @@ void MandelbrotTab::forward() {
 void MandelbrotTab::home() {
   MandelbrotView v = view_.julia ? view_ : gpulab::wholeSetView();
   if (view_.julia) {
-    v.centerX = 0;
-    v.centerY = 0;
-    v.width = 3.2;
+    v.centerX = {};
+    v.centerY = {};
+    v.width = gpulab::DeepWidth::parse("3.2");
   }
   navigate(v);
 }
@@ -392,9 +420,9 @@ void MandelbrotTab::toJulia(QPointF c) {
   v.julia = true;
   v.juliaX = c.x();
   v.juliaY = c.y();
-  v.centerX = 0;
-  v.centerY = 0;
-  v.width = 3.2;
+  v.centerX = {};
+  v.centerY = {};
+  v.width = gpulab::DeepWidth::parse("3.2");
   if (!navigate(v)) {
     const QSignalBlocker block(mode_);
     mode_->setCurrentIndex(view_.julia ? 1 : 0);
@@ -452,18 +480,51 @@ void MandelbrotTab::updateInfo() {
   } catch (const std::exception& e) {
     precision = QString::fromUtf8(e.what());
   }
-  const double zoom = v.zoom();
   QStringList lines;
-  lines << tr("centre  %1").arg(pointText(v.centerX, v.centerY));
-  lines << tr("width  %1   zoom  %2x (10^%3)")
-               .arg(v.width, 0, 'e', 4)
-               .arg(zoom, 0, zoom < 1e6 ? 'f' : 'e', zoom < 1e6 ? 1 : 2)
-               .arg(std::log10(zoom), 0, 'f', 1);
+  lines << tr("centre  %1, %2").arg(shortDecimalText(v.centerX), shortDecimalText(v.centerY));
+  lines << tr("width  %1   zoom  10^%2").arg(shortWidthText(v.width)).arg(v.depth(), 0, 'f', 1);
   if (v.julia) lines << tr("Julia set of c = %1").arg(pointText(v.juliaX, v.juliaY));
-  lines << tr("iterations  %1%2").arg(v.maxIterations).arg(autoIterations_->isChecked() ? tr(" (auto)") : QString());
+  QString iterationNote;
+  if (autoIterations_->isChecked())
+    iterationNote =
+        iterationScale_ > 1.0 ? tr(" (auto, raised %1x from the counts)").arg(iterationScale_) : tr(" (auto)");
+  lines << tr("iterations  %1%2").arg(v.maxIterations).arg(iterationNote);
   lines << tr("precision  %1").arg(precision);
   lines << tr("image  %1x%2").arg(v.imageWidth).arg(v.imageHeight);
   info_->setText(lines.join(QLatin1Char('\n')));
+}
+
+void MandelbrotTab::updateOverlay() {
+  QString label;
+  bool deep = false;
+  try {
+    const gpulab::PrecisionChoice choice = gpulab::choosePrecision(view_);
+    label = QString::fromStdString(choice.label());
+    deep = choice.used == gpulab::Precision::Perturbation;
+  } catch (const std::exception&) {
+    label = shownPrecision_;
+  }
+  QString text = tr("%1   width %2").arg(label, shortWidthText(view_.width));
+  const bool slow = inFlight_ && !slowFrameTimer_->isActive();
+  if (slow)
+    text += deep ? tr("   rendering (a new reference orbit?)...") : tr("   rendering...");
+  else if (deep && lastReference_)
+    text += lastReference_->reused ? tr("   reference reused")
+                                   : tr("   new reference %1").arg(formatMs(lastReference_->referenceMs));
+  canvas_->setOverlay(text);
+}
+
+void MandelbrotTab::updateCancelButton() {
+  auto running = [](const JobHandle& job) { return job.valid() && !job.finished(); };
+  const bool slowFrame = inFlight_ && !slowFrameTimer_->isActive();
+  cancelButton_->setEnabled(running(cpuJob_) || running(saveJob_) || running(newtonJob_) || slowFrame);
+}
+
+void MandelbrotTab::cancelWork() {
+  cpuJob_.cancel();
+  saveJob_.cancel();
+  newtonJob_.cancel();
+  if (inFlight_ && !slowFrameTimer_->isActive()) frameJob_.cancel();
 }
 
 }  // namespace gpulab::gui

@@ -1,23 +1,31 @@
-// The "Mandelbrot" tab: an interactive escape-time zoomer on the GPU (the CPU when there is none).
+// The "Mandelbrot" tab: an interactive zoomer on the GPU (the CPU when there is none), at any depth:
+// escape time in f32 and f64 while they reach, perturbation against a reference orbit beyond (down to
+// width 1e-100000), with no seam between them.
 //
 // The canvas: the wheel zooms about the cursor, a drag pans, Shift+drag (or Ctrl+drag) draws a box to
-// zoom into, a double-click recentres; keys +, -, arrows, Home; J (or the context menu) shows the Julia
-// set of the point under the cursor. While the view moves, the last frame is stretched and shifted at once and a
-// half-resolution frame is requested; when it rests (250 ms), the full-resolution frame, then the
-// supersampled one when asked for. Requests coalesce: at most one frame is on the worker, the newest
-// view is rendered next, and the GUI thread never waits. Changing the palette, its offset or its density
-// recolours the raw plane kept on the GPU without recomputing it.
+// zoom into, a double-click recentres; keys +, - (1.5x), PageUp, PageDown (10x, with Shift 1000x),
+// arrows, Home; N (or the context menu) zooms to the minibrot nearest the cursor; J shows the Julia
+// set of the point under the cursor. While the view moves, the last frame is stretched and shifted at
+// once and a reduced frame is requested when full ones do not fit the frame budget; when it rests
+// (250 ms), the full-resolution frame, then the supersampled one when asked for. Requests coalesce: at
+// most one frame is on the worker and the newest view is rendered next (a jump elsewhere cancels the
+// frame on the worker, a new reference orbit included); the GUI thread never waits. Changing the
+// palette, its offset or its density recolours the raw plane kept on the GPU without recomputing it.
+// The arithmetic, the width and what the reference orbit did are said in the canvas's corner.
 //
 // Around it: back and forward through the view history, bookmarks (well-known places and the user's
-// own, kept in QSettings), centre, width, zoom depth, iterations and precision, the GPU frame time and
-// frames per second, a "CPU render" of the current view with progress and cancel beside the GPU time
-// (also sent to the Timings panel), "Save PNG" at any size (the view stored in the PNG's text fields),
-// and "Open PNG" that restores a view saved so.
+// own, kept in QSettings), the location (centre with every digit and width, editable, copied and pasted
+// as "--center X,Y --width W"), Newton zoom to the nearest minibrot (half-way or onto it) with cancel,
+// iterations (automatic from the depth, doubled when a frame's counts run into the cap) and precision,
+// the frame time and frames per second, a "CPU render" of the current view with progress and cancel
+// beside the GPU time (also sent to the Timings panel), "Save PNG" at any size (the view stored in the
+// PNG's text fields, every digit), and "Open PNG" that restores a view saved so.
 //
-// The pieces: mandelbrot_view (view arithmetic, bookmarks), mandelbrot_canvas (the widget that shows
-// frames and turns the mouse into view requests), mandelbrot_worker (frames, the CPU render and PNG
-// files on the engine's worker), and this tab: its controls and navigation (mandelbrot_tab.cpp),
-// frame scheduling and the CPU render (mandelbrot_rendering.cpp), PNG files and bookmarks
+// The pieces: mandelbrot_view (view arithmetic at any depth, bookmarks), mandelbrot_canvas (the widget
+// that shows frames and turns the mouse into view requests), mandelbrot_worker (frames, the CPU render,
+// PNG files and Newton on the engine's worker), and this tab: its controls and navigation
+// (mandelbrot_tab.cpp), frame scheduling and the CPU render (mandelbrot_rendering.cpp), the location,
+// Newton zoom and the iteration cap (mandelbrot_deep_zoom.cpp), PNG files and bookmarks
 // (mandelbrot_files.cpp). The zoom benchmark plays wheel steps on it (mandelbrot_zoom_benchmark).
 #pragma once
 
@@ -33,6 +41,7 @@
 #include "gpulab/mandelbrot/mandelbrot.hpp"
 #include "mandelbrot/mandelbrot_canvas.hpp"
 #include "mandelbrot/mandelbrot_view.hpp"
+#include "mandelbrot/mandelbrot_worker.hpp"
 #include "shell/engine.hpp"
 #include "shell/tab_services.hpp"
 
@@ -49,8 +58,6 @@ class QTimer;
 
 namespace gpulab::gui {
 
-struct MandelbrotWorkerState;
-
 class MandelbrotTab : public QWidget {
   Q_OBJECT
 
@@ -61,9 +68,21 @@ class MandelbrotTab : public QWidget {
   /// The current view (image size = the canvas's device pixels).
   const gpulab::MandelbrotView& view() const noexcept { return view_; }
   gpulab::Colouring colouring() const;
-  /// Navigates to `view` (its size is replaced by the canvas's). False, with the reason on screen,
-  /// when the view cannot be rendered (beyond float64, invalid).
+  /// Navigates to `view` (its size is replaced by the canvas's; automatic iterations follow its width).
+  /// False, with the reason on screen, when the view cannot be rendered (invalid, or a forced f32 or f64
+  /// or a Julia set deeper than escape time reaches).
   bool navigate(gpulab::MandelbrotView view);
+  /// Goes to a location typed or pasted: "X, Y", "X, Y, WIDTH" or "--center X,Y --width W" (parseLocation).
+  /// False, with one sentence on screen, for text that is not one; the view stays.
+  bool goToLocation(const QString& text);
+  /// Zooms the current centre to `width` ("1e-300"); false with one sentence for a bad width.
+  bool zoomToWidth(const QString& width);
+  /// Newton zoom: finds the minibrot nearest `pixel` (the centre when empty) on the worker and zooms
+  /// towards it, `fraction` of the way in log scale (0.5 half-way, 1 onto it; the selector's choice when
+  /// empty). The status says what was found, or in one sentence why nothing was; newtonFinished follows.
+  void zoomToMinibrot(std::optional<QPointF> pixel = std::nullopt, std::optional<double> fraction = std::nullopt);
+  /// Cancels the CPU render, a PNG being saved, a Newton search and a frame that takes long.
+  void cancelWork();
   /// Stores the current view as a bookmark `name` (QSettings) and lists it.
   void addBookmark(const QString& name);
   /// The well-known places, then the user's own, as the bookmark box lists them.
@@ -91,6 +110,8 @@ class MandelbrotTab : public QWidget {
   void framePresented(const gpulab::gui::MandelbrotFrameInfo& info);
   void cpuRenderFinished();
   void pngSaved(const QString& path);
+  /// A Newton zoom ended: true when it moved the view.
+  void newtonFinished(bool moved);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -106,7 +127,10 @@ class MandelbrotTab : public QWidget {
   };
 
   void buildUi();
+  QWidget* buildLocationControls();
   void viewEdited(const gpulab::MandelbrotView& view);
+  void requestRejected(const QString& why);
+  void showProblem(const QString& why, bool onCanvas);
   bool accept(gpulab::MandelbrotView& view, QString* why) const;
   void setViewInternal(const gpulab::MandelbrotView& view, bool interactive);
   void commitHistory();
@@ -117,13 +141,18 @@ class MandelbrotTab : public QWidget {
   void toJulia(QPointF c);
   void toMandelbrot();
   void updateInfo();
+  void updateLocationFields();
+  void updateOverlay();
   void updateHistoryButtons();
+  void updateCancelButton();
+  /// The automatic iteration cap of `width` times the scale learned from the frames.
+  int automaticIterations(const gpulab::DeepWidth& width) const;
+  void raiseIterations(const FrameCounts& counts, const gpulab::MandelbrotView& rendered);
   gpulab::MandelbrotView renderView(Quality quality, int divisor = 2) const;
   int previewDivisor() const;
   void scheduleRender();
-  void submitFrame(const FrameKey& key, bool recolourOnly);
-  void frameDone(const QImage& image, const FrameKey& key, std::optional<double> computeMs, double workerMs,
-                 bool onGpu);
+  void submitFrame(const FrameKey& key, bool recolourOnly, bool wantCounts);
+  void frameDone(const FrameResult& result, const FrameKey& key);
   void canvasPresented(quint64 serial);
   void addBookmarkWithDialog();
   void bookmarkChosen(int index);
@@ -142,9 +171,17 @@ class MandelbrotTab : public QWidget {
 
   // Rendering: one frame on the worker at a time; the newest request is rendered next.
   bool inFlight_ = false;
+  std::optional<FrameKey> inFlightKey_;
+  quint64 frameSerial_ = 0;  // of the frame on the worker: outcomes of older (cancelled) frames are ignored
+  JobHandle frameJob_;
+  bool jumped_ = false;             // navigate() went elsewhere: the frame on the worker is not worth waiting for
   std::optional<FrameKey> shown_;   // the frame on screen (its key)
-  std::optional<FrameKey> failed_;  // the last frame that failed: not retried until something changes
+  std::optional<FrameKey> failed_;  // the last frame that failed or was cancelled: not retried until something changes
   QTimer* restTimer_ = nullptr;
+  QTimer* slowFrameTimer_ = nullptr;  // a frame on the worker for long (a new reference orbit): say so, allow cancel
+  std::optional<ReferenceInfo> lastReference_;  // of the last deep frame computed
+  QString shownPrecision_;                      // the label of the frame on screen
+  double iterationScale_ = 1.0;                 // learned from frames whose counts ran into the cap
   // The display's wall clock: frames shown per second and request-to-paint latency. That measures
   // the display, not an operation; each frame's compute time comes from the engine's harness.
   std::deque<qint64> frameTimes_;  // ms stamps of frames shown, for frames per second
@@ -159,6 +196,7 @@ class MandelbrotTab : public QWidget {
   gpulab::Palette customPalette_;
   JobHandle cpuJob_;
   JobHandle saveJob_;
+  JobHandle newtonJob_;
 
   MandelbrotCanvas* canvas_ = nullptr;
   QComboBox* mode_ = nullptr;
@@ -172,6 +210,11 @@ class MandelbrotTab : public QWidget {
   QDoubleSpinBox* density_ = nullptr;
   QComboBox* supersample_ = nullptr;
   QComboBox* bookmarkBox_ = nullptr;
+  QLineEdit* centreEdit_ = nullptr;
+  QLineEdit* widthEdit_ = nullptr;
+  QPushButton* newtonButton_ = nullptr;
+  QComboBox* newtonDepth_ = nullptr;
+  QLabel* newtonStatus_ = nullptr;
   QPushButton* backButton_ = nullptr;
   QPushButton* forwardButton_ = nullptr;
   QPushButton* cpuButton_ = nullptr;

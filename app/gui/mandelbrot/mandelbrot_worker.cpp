@@ -1,5 +1,7 @@
 #include "mandelbrot/mandelbrot_worker.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <functional>
@@ -34,20 +36,42 @@ gpulab::MeasurePolicy oneRun() {
   return policy;
 }
 
+ReferenceInfo referenceInfo(const gpulab::DeepFrame& d) {
+  return {d.referenceReused, d.referenceMs, d.blaMs, d.referenceLength, d.precisionBits};
+}
+
 }  // namespace
 
 FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const gpulab::MandelbrotView& view,
-                        const gpulab::Colouring& colouring, bool recolourOnly) {
+                        const gpulab::Colouring& colouring, bool recolourOnly, bool wantCounts) {
   FrameResult r;
   const gpulab::MandelbrotOptions options;
+  const gpulab::PrecisionChoice choice = gpulab::choosePrecision(view);
+  const bool deep = choice.used == gpulab::Precision::Perturbation;
+  const std::atomic<bool>* cancel = ctx.cpuControl().cancel;
+  r.precision = QString::fromStdString(choice.label());
   auto gpuFrame = [&] {
     gpulab::GpuContext& gpu = ctx.gpu();
     if (!recolourOnly || !(state.gpuRawView == view)) {
       state.gpuRawView.reset();
-      r.computeMs = gpulab::measureStream(
-                        gpu.stream(), [&] { state.renderer.compute(gpu, view, options); }, oneRun())
-                        .medianMs;
+      gpulab::MandelbrotRenderer& renderer = state.renderer;
+      auto timed = [&](const std::function<void()>& enqueue) {
+        return gpulab::measureStream(gpu.stream(), enqueue, oneRun()).medianMs;
+      };
+      if (gpulab::DeepRenderer* perturbation = deep ? renderer.deepRenderer() : nullptr) {
+        // The reference, its table and their upload first, untimed; compute() then finds them ready and
+        // only enqueues the kernel, which is what the events time.
+        r.reference =
+            referenceInfo(perturbation->prepare(gpu, gpulab::deepViewOf(view), gpulab::deepOptionsOf(options), cancel));
+        r.computeMs = timed([&] { renderer.compute(gpu, view, options, cancel); });
+      } else if (deep) {  // the first deep frame creates the perturbation path: time a relaunch
+        r.reference = referenceInfo(*renderer.compute(gpu, view, options, cancel).deep);
+        r.computeMs = timed([&] { renderer.relaunch(gpu); });
+      } else {
+        r.computeMs = timed([&] { renderer.compute(gpu, view, options, cancel); });
+      }
       state.gpuRawView = view;
+      if (wantCounts) r.counts = countFrame(renderer.downloadRaw(gpu), view.maxIterations);
     }
     // BGRA straight into an RGB32 image: the backing store's layout, no conversion anywhere.
     state.renderer.colour(gpu, colouring, gpulab::ChannelOrder::Bgra);
@@ -59,10 +83,18 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
   auto cpuFrame = [&] {
     if (!recolourOnly || !(state.cpuRawView == view)) {
       state.cpuRawView.reset();
-      r.computeMs =
-          gpulab::measureHost([&] { state.cpuRaw = gpulab::renderRawCpu(view, options, ctx.cpuControl()); }, oneRun())
+      const double ms =
+          gpulab::measureHost([&] { state.cpuRaw = state.cpuRenderer.compute(view, options, ctx.cpuControl()); },
+                              oneRun())
               .medianMs;
+      r.computeMs = ms;
+      if (deep) {  // the reference and its table were prepared on this thread too: reported apart
+        const gpulab::DeepReference::Update& u = state.cpuRenderer.lastReferenceUpdate();
+        r.reference = ReferenceInfo{!u.orbitComputed, u.referenceMs, u.blaMs, 0, 0};
+        r.computeMs = std::max(0.0, ms - u.referenceMs - u.blaMs);
+      }
       state.cpuRawView = view;
+      if (wantCounts) r.counts = countFrame(state.cpuRaw, view.maxIterations);
     }
     r.image = displayImage(gpulab::colourRaw(state.cpuRaw, colouring, view.supersample));
   };
@@ -89,13 +121,16 @@ gpulab::Measurement measureCpuRender(MandelbrotWorkerState& state, WorkerContext
 }
 
 double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
-                 gpulab::Precision used, const QString& path) {
+                 const gpulab::PrecisionChoice& used, const QString& path) {
   return gpulab::measureHost(
              [&] {
                gpulab::Image rgba;
                if (ctx.hasGpu()) {
+                 gpulab::GpuContext& gpu = ctx.gpu();
                  gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
-                 rgba = gpulab::renderMandelbrot(ctx.gpu(), renderer, view, colouring);
+                 renderer.compute(gpu, view, {}, ctx.cpuControl().cancel);
+                 renderer.colour(gpu, colouring);
+                 rgba = renderer.downloadRgba(gpu);
                } else {
                  rgba =
                      gpulab::colourRaw(gpulab::renderRawCpu(view, {}, ctx.cpuControl()), colouring, view.supersample);
@@ -111,6 +146,10 @@ double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const g
 StoredView readPngView(const QString& path) {
   const auto text = gpulab::readPngText(path.toStdString());
   return {gpulab::viewFromPngText(text), gpulab::colouringFromPngText(text)};
+}
+
+gpulab::Nucleus findMinibrot(WorkerContext& ctx, const gpulab::MandelbrotView& view) {
+  return gpulab::findNucleusNear(gpulab::deepViewOf(view), ctx.cpuControl().cancel);
 }
 
 }  // namespace gpulab::gui

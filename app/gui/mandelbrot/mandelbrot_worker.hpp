@@ -1,6 +1,7 @@
 // The Mandelbrot tab's work on the engine's worker thread: frames (compute, colour, download), the CPU
-// render measured against the GPU, and PNG files. Nothing here touches a widget; the tab submits these
-// through Engine::submit and shows what comes back.
+// render measured against the GPU, PNG files and the Newton search for minibrots. Nothing here touches
+// a widget; the tab submits these through Engine::submit and shows what comes back. Every long step
+// checks the job's cancel flag (the reference orbit, the CPU rows, Newton's method).
 #pragma once
 
 #include <QImage>
@@ -8,17 +9,21 @@
 #include <optional>
 
 #include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/mandelbrot/newton_zoom.hpp"
 #include "gpulab/measure/record.hpp"
+#include "mandelbrot/mandelbrot_view.hpp"
 
 namespace gpulab::gui {
 
 class WorkerContext;
 
-/// What the tab keeps on the worker: the renderer (its raw plane stays on the GPU between frames, so a
-/// new palette recolours without recomputing) and, without a GPU, the CPU's last raw plane.
+/// What the tab keeps on the worker: the renderers (the GPU's raw plane stays on the GPU between frames,
+/// so a new palette recolours without recomputing; both keep their deep reference orbit while the view
+/// stays in the region it serves) and, without a GPU, the CPU's last raw plane.
 struct MandelbrotWorkerState {
   gpulab::MandelbrotRenderer renderer;
   std::optional<gpulab::MandelbrotView> gpuRawView;  // what the renderer's raw plane holds
+  gpulab::MandelbrotCpuRenderer cpuRenderer;
   gpulab::Image cpuRaw;
   std::optional<gpulab::MandelbrotView> cpuRawView;
 };
@@ -26,17 +31,23 @@ struct MandelbrotWorkerState {
 /// One frame, as the worker hands it back.
 struct FrameResult {
   QImage image;                     ///< RGB32, the raster backing store's own layout
-  std::optional<double> computeMs;  ///< the escape-time pass; empty for a recolour
-  double workerMs = 0;              ///< the whole job: compute, colour, download, conversion
+  std::optional<double> computeMs;  ///< the escape-time or perturbation pass; empty for a recolour
+  double workerMs = 0;              ///< the whole job: reference, compute, colour, download, conversion
   bool onGpu = false;
+  QString precision;                       ///< PrecisionChoice::label(): "f32" .. "perturbation floatexp"
+  std::optional<ReferenceInfo> reference;  ///< perturbation frames that computed
+  std::optional<FrameCounts> counts;       ///< when asked for (the raw plane read back on the GPU)
 };
 
 /// Renders `view` coloured with `colouring`: on the GPU when there is one, else on every CPU core.
 /// With `recolourOnly`, a raw plane that already holds `view` is coloured again without recomputing.
-/// The escape-time pass is timed alone and once (a frame is shown once; no warm-up) with the harness's
-/// primitives, gpulab::measureStream on the GPU and gpulab::measureHost on the CPU.
+/// The compute pass is timed alone and once (a frame is shown once; no warm-up) with the harness's
+/// primitives, gpulab::measureStream on the GPU and gpulab::measureHost on the CPU; a deep frame's
+/// reference orbit and BLA table are prepared before that and reported apart (ReferenceInfo). With
+/// `wantCounts` the raw plane's counts come back too (FrameCounts, for the iteration cap).
+/// Throws OperationCancelled when the job is cancelled (the previous reference stays usable).
 FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const gpulab::MandelbrotView& view,
-                        const gpulab::Colouring& colouring, bool recolourOnly);
+                        const gpulab::Colouring& colouring, bool recolourOnly, bool wantCounts = false);
 
 /// "CPU render": `view` on every CPU core side by side with the GPU's compute pass when there is a
 /// GPU, measured by gpulab::measureMandelbrot with MeasurePolicy::interactive() (warm-ups excluded,
@@ -45,9 +56,10 @@ gpulab::Measurement measureCpuRender(MandelbrotWorkerState& state, WorkerContext
                                      const gpulab::MandelbrotView& view);
 
 /// Renders `view` (any size, supersampled as it says) with its own buffers and writes it to `path` as a
-/// PNG with the view in its text fields; returns the milliseconds the whole job took.
+/// PNG with the view in its text fields (every digit of a deep view); returns the milliseconds the whole
+/// job took.
 double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
-                 gpulab::Precision used, const QString& path);
+                 const gpulab::PrecisionChoice& used, const QString& path);
 
 /// The view and colouring stored in a PNG written by renderPng or gpulab-cli (std::invalid_argument
 /// with one sentence when the PNG holds none).
@@ -56,5 +68,9 @@ struct StoredView {
   gpulab::Colouring colouring;
 };
 StoredView readPngView(const QString& path);
+
+/// The minibrot nearest `view`'s centre (gpulab::findNucleusNear, about a second at deep views).
+/// Throws gpulab::NewtonError with one sentence when there is none or Newton does not converge.
+gpulab::Nucleus findMinibrot(WorkerContext& ctx, const gpulab::MandelbrotView& view);
 
 }  // namespace gpulab::gui

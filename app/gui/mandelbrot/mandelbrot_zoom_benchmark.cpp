@@ -52,13 +52,13 @@ void MandelbrotZoomBenchmark::waitForRest() {
     return;
   }
   const MandelbrotView& v = tab_.view();
-  const double h = v.width / v.imageWidth;
-  const QPointF pixel((options_.target.x() - v.centerX) / h + 0.5 * v.imageWidth,
-                      (v.centerY - options_.target.y()) / h + 0.5 * v.imageHeight);
+  const double h = v.widthValue() / v.imageWidth;  // the benchmark starts from the whole set
+  const QPointF pixel((options_.target.x() - v.x()) / h + 0.5 * v.imageWidth,
+                      (v.y() - options_.target.y()) / h + 0.5 * v.imageHeight);
   const double dpr = tab_.canvas().devicePixelRatioF();
   cursor_ =
       QPointF(std::clamp(pixel.x(), 0.0, v.imageWidth - 1.0), std::clamp(pixel.y(), 0.0, v.imageHeight - 1.0)) / dpr;
-  deepestWidth_ = v.width;
+  deepestWidth_ = v.widthValue();
   measuring_ = true;
   startMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
   lastPresentMs_ = startMs_;
@@ -83,7 +83,7 @@ void MandelbrotZoomBenchmark::step() {
                     Qt::NoModifier, Qt::NoScrollPhase, false);
   QCoreApplication::sendEvent(&canvas, &wheel);
   ++sent_;
-  deepestWidth_ = std::min(deepestWidth_, tab_.view().width);
+  deepestWidth_ = std::min(deepestWidth_, tab_.view().widthValue());
   if (sent_ >= options_.steps) {
     stepTimer_->stop();
     waitingForLast_ = true;

@@ -24,10 +24,10 @@ class MandelbrotTab;
 ///
 /// The steps zoom by one wheel notch (1.25x) about the canvas pixel that shows `target` in the whole-set
 /// view: `depthSteps` in, then as many out, and so on (100 notches reach width 6e-10, float64's
-/// territory; 125 would pass its limit). `rateHz` > 0 sends them at that cadence whatever the frames do
-/// (a fast wheel spin: the coalescing and the progressive frames decide what is drawn); 0 sends the next
-/// step once a frame of the current view has been painted (the pipeline's own pace). The result counts
-/// the frames painted from the first step until the frame of the last view is painted.
+/// territory; 160 pass float64's limit into perturbation). `rateHz` > 0 sends them at that cadence whatever the frames
+/// do (a fast wheel spin: the coalescing and the progressive frames decide what is drawn); 0 sends the next step once a
+/// frame of the current view has been painted (the pipeline's own pace). The result counts the frames painted from the
+/// first step until the frame of the last view is painted.
 class MandelbrotZoomBenchmark : public QObject {
   Q_OBJECT
 
