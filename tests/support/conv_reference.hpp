@@ -64,13 +64,13 @@ inline Image naiveConv(const Image& in, const FilterSpec& spec) {
     for (int y = 0; y < oh; ++y)
       for (int x = 0; x < ow; ++x) {
         if (c >= planes) {
-          storeAt(out, x, y, c, sampleAt(in, x, y, c));
+          storeSample(out, x, y, c, sampleAt(in, x, y, c));
           continue;
         }
         double acc = 0;
         for (int i = 0; i < kh; ++i)
           for (int j = 0; j < kw; ++j) acc += tap(i, j) * ext(x + ox - j, y + oy - i, c);
-        storeAt(out, x, y, c, acc);
+        storeSample(out, x, y, c, acc);
       }
   return out;
 }

@@ -59,19 +59,6 @@ const Image& cachedReference(const Case& c, Compute&& compute) {
   return it->second;
 }
 
-/// Sample (x, y, c) of any host image as a double.
-inline double sampleAt(const Image& img, int x, int y, int c) {
-  switch (img.type()) {
-    case PixelType::U8:
-      return img.at<std::uint8_t>(x, y, c);
-    case PixelType::F32:
-      return img.at<float>(x, y, c);
-    case PixelType::F64:
-      return img.at<double>(x, y, c);
-  }
-  return 0;
-}
-
 /// Sample i of all of them (interleaved order) as a double.
 inline double sampleAt(const Image& img, std::size_t i) {
   switch (img.type()) {
@@ -83,21 +70,6 @@ inline double sampleAt(const Image& img, std::size_t i) {
       return img.samples<double>()[i];
   }
   return 0;
-}
-
-/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated.
-inline void storeAt(Image& img, int x, int y, int c, double v) {
-  switch (img.type()) {
-    case PixelType::U8:
-      img.at<std::uint8_t>(x, y, c) = static_cast<std::uint8_t>(std::clamp(std::nearbyint(v), 0.0, 255.0));
-      return;
-    case PixelType::F32:
-      img.at<float>(x, y, c) = static_cast<float>(v);
-      return;
-    case PixelType::F64:
-      img.at<double>(x, y, c) = v;
-      return;
-  }
 }
 
 /// Passes when every sample of `actual` is within `absTol + relTol * |expected|` of `expected`;

@@ -75,4 +75,33 @@ Image Image::channel(int c) const {
   return out;
 }
 
+/// Sample (x, y, c) of any host image as a double.
+double sampleAt(const Image& img, int x, int y, int c) {
+  switch (img.type()) {
+    case PixelType::U8:
+      return img.at<std::uint8_t>(x, y, c);
+    case PixelType::F32:
+      return img.at<float>(x, y, c);
+    case PixelType::F64:
+      return img.at<double>(x, y, c);
+  }
+  return 0;
+}
+
+/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated, NaN as 0.
+void storeSample(Image& img, int x, int y, int c, double v) {
+  switch (img.type()) {
+    case PixelType::U8:
+      img.at<std::uint8_t>(x, y, c) =
+          static_cast<std::uint8_t>(std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 255.0));
+      return;
+    case PixelType::F32:
+      img.at<float>(x, y, c) = static_cast<float>(v);
+      return;
+    case PixelType::F64:
+      img.at<double>(x, y, c) = v;
+      return;
+  }
+}
+
 }  // namespace gpulab

@@ -9,7 +9,7 @@
 
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
-#include "internal/conv_text.hpp"
+#include "internal/conv_support.hpp"
 #include "internal/fft_support.hpp"
 #include "internal/kernel_views.hpp"
 
@@ -115,8 +115,6 @@ struct FftConvolver::CpuCache {
 };
 
 namespace {
-
-enum Stage : int { kPad = 1, kForward = 2, kMultiply = 4, kInverse = 8, kCrop = 16, kAllStages = 31 };
 
 /// Conv2D's rule: u8 RGBA in 'same' mode passes alpha through; every other channel is convolved.
 int convolvedChannels(const ImageShape& in, ConvMode mode) {
@@ -425,21 +423,12 @@ void FftConvolver::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& o
 FftConvolver::StageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
                                                   TimingOptions options) {
   prepare(gpu, in, out);
-  auto stage = [&](int which) {
-    return timeStream(
-        gpu.stream(),
-        [&] {
-          visitTransformType(in.type(),
-                             [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
-        },
-        options);
-  };
-  StageTimes times;
-  times.pad = stage(kPad);
-  times.forward = stage(kForward);
-  times.multiply = stage(kMultiply);
-  times.inverse = stage(kInverse);
-  times.crop = stage(kCrop);
+  const StageTimes times = profileFftStages(
+      gpu.stream(),
+      [&](int which) {
+        visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
+      },
+      options, true);
   runGpu(gpu, in, out);  // the stages ran out of order: leave a correct result behind
   gpu.synchronize();
   return times;

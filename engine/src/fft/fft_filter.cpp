@@ -72,8 +72,6 @@ int fftFilteredChannels(int channels, PixelType type) noexcept {
 
 namespace {
 
-enum Stage : int { kPad = 1, kForward = 2, kMultiply = 4, kInverse = 8, kCrop = 16, kAllStages = 31 };
-
 void checkInput(const DeviceImage& in) {
   if (in.empty()) throw std::invalid_argument("cannot filter an empty device image");
 }
@@ -200,22 +198,13 @@ FftFilter::StageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& 
   checkInput(in);
   shapeOutput(in, out);
   const bool inPlace = spec_.padding == FftPadding::None && in.type() != PixelType::U8;
-  auto stage = [&](int which) {
-    return timeStream(
-        gpu.stream(),
-        [&] {
-          visitTransformType(in.type(),
-                             [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
-        },
-        options);
-  };
-  StageTimes times;
   prepareGpu(gpu, in, out);
-  if (!inPlace) times.pad = stage(kPad);
-  times.forward = stage(kForward);
-  times.multiply = stage(kMultiply);
-  times.inverse = stage(kInverse);
-  if (!inPlace) times.crop = stage(kCrop);
+  const StageTimes times = profileFftStages(
+      gpu.stream(),
+      [&](int which) {
+        visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });
+      },
+      options, !inPlace);
   // The stages ran out of order (the multiply repeatedly, the inverse on its own overwritten input):
   // leave a correct result behind.
   runGpu(gpu, in, out);

@@ -11,7 +11,7 @@
 
 #include "gpulab/kernels/conv2d.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
-#include "internal/conv_text.hpp"
+#include "internal/conv_support.hpp"
 #include "internal/cv_interop.hpp"
 #include "internal/kernel_views.hpp"
 
@@ -23,31 +23,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/// A value as a sample of type T: u8 rounded (ties to even) and saturated, floats cast.
-template <class T>
-T toSample(double v) {
-  if constexpr (std::is_same_v<T, std::uint8_t>) {
-    const double r = std::nearbyint(v);
-    return static_cast<std::uint8_t>(r <= 0.0 ? 0.0 : r >= 255.0 ? 255.0 : r);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-/// Where output (0, 0) sits in scipy's 'full' output, per axis: 0 for full, (k - 1) / 2 for same,
-/// k - 1 for valid.
-int fullOffset(ConvMode mode, int kernelSize) {
-  switch (mode) {
-    case ConvMode::Full:
-      return 0;
-    case ConvMode::Same:
-      return (kernelSize - 1) / 2;
-    case ConvMode::Valid:
-      return kernelSize - 1;
-  }
-  return 0;
-}
 
 }  // namespace
 

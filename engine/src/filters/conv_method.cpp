@@ -17,7 +17,7 @@
 #include "gpulab/filters/kernel_file.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/kernels/border.cuh"
-#include "internal/conv_text.hpp"
+#include "internal/conv_support.hpp"
 #include "internal/kernel_views.hpp"
 
 namespace gpulab {
@@ -61,32 +61,6 @@ struct ModelCache {
 ModelCache& modelCache() {
   static ModelCache cache;
   return cache;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small helpers
-
-int fullOffset(ConvMode mode, int kernelSize) {
-  switch (mode) {
-    case ConvMode::Full:
-      return 0;
-    case ConvMode::Same:
-      return (kernelSize - 1) / 2;
-    case ConvMode::Valid:
-      return kernelSize - 1;
-  }
-  return 0;
-}
-
-/// A value as a sample of type T: u8 rounded (ties to even) and saturated, floats cast (Conv2D's rule).
-template <class T>
-T toSample(double v) {
-  if constexpr (std::is_same_v<T, std::uint8_t>) {
-    const double r = std::nearbyint(v);
-    return static_cast<std::uint8_t>(r <= 0.0 ? 0.0 : r >= 255.0 ? 255.0 : r);
-  } else {
-    return static_cast<T>(v);
-  }
 }
 
 std::optional<ConvAlgorithm> decodeChoice(int code) noexcept {

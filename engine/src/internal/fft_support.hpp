@@ -12,6 +12,7 @@
 
 #include "gpulab/core/buffers.hpp"
 #include "gpulab/core/image.hpp"
+#include "gpulab/core/timing.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "gpulab/kernels/cuda_check.hpp"
 
@@ -27,33 +28,26 @@ void visitTransformType(PixelType type, F&& f) {
   });
 }
 
-/// Sample (x, y, c) of any host image as a double.
-inline double sampleAt(const Image& img, int x, int y, int c) {
-  switch (img.type()) {
-    case PixelType::U8:
-      return img.at<std::uint8_t>(x, y, c);
-    case PixelType::F32:
-      return img.at<float>(x, y, c);
-    case PixelType::F64:
-      return img.at<double>(x, y, c);
-  }
-  return 0;
-}
+/// The stages of FftFilter's and FftConvolver's pipelines, as enqueue masks.
+enum FftStage : int { kPad = 1, kForward = 2, kMultiply = 4, kInverse = 8, kCrop = 16, kAllStages = 31 };
 
-/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated, NaN as 0.
-inline void storeSample(Image& img, int x, int y, int c, double v) {
-  switch (img.type()) {
-    case PixelType::U8:
-      img.at<std::uint8_t>(x, y, c) =
-          static_cast<std::uint8_t>(std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 255.0));
-      return;
-    case PixelType::F32:
-      img.at<float>(x, y, c) = static_cast<float>(v);
-      return;
-    case PixelType::F64:
-      img.at<double>(x, y, c) = v;
-      return;
-  }
+/// Times each stage alone on `stream`: `enqueueStages(mask)` enqueues the stages in the mask; pad and
+/// crop only when the pipeline has them. The stages run out of order, so the caller runs the whole
+/// pipeline afterwards to leave a correct result.
+template <class EnqueueStages>
+FftStageTimes profileFftStages(cudaStream_t stream, EnqueueStages&& enqueueStages, TimingOptions options,
+                               bool padAndCrop) {
+  auto stage = [&](int which) {
+    return timeStream(
+        stream, [&] { enqueueStages(which); }, options);
+  };
+  FftStageTimes times;
+  if (padAndCrop) times.pad = stage(kPad);
+  times.forward = stage(kForward);
+  times.multiply = stage(kMultiply);
+  times.inverse = stage(kInverse);
+  if (padAndCrop) times.crop = stage(kCrop);
+  return times;
 }
 
 /// OpenCV type of a host image's samples with its channel count.

@@ -101,6 +101,12 @@ std::string gpuUnavailableReason();
 /// working set (`workingSetBytes`: every array the kernel reads or writes) fits in L2, its note.
 void applyCopyCeiling(Record& record, const CopyCeiling& ceiling, std::size_t workingSetBytes);
 
+/// f(float{}) or f(double{}) for the element type of `dtype`.
+template <class F>
+auto byDType(DType dtype, F&& f) {
+  return dtype == DType::F32 ? f(float{}) : f(double{});
+}
+
 /// Fills a record's timing fields from a Stats.
 void setTimes(Record& record, const Stats& stats);
 

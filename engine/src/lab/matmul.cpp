@@ -322,8 +322,7 @@ std::vector<Record> MatmulLab::measure(MatmulImpl impl, DType dtype, const Matmu
                                        const MeasureOptions& options) {
   validate(shape);
   if (isGpu(impl)) state_->requireGpu(impl);
-  return dtype == DType::F32 ? state_->measure<float>(impl, dtype, shape, options)
-                             : state_->measure<double>(impl, dtype, shape, options);
+  return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(impl, dtype, shape, options); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -277,8 +277,7 @@ std::vector<Record> ReduceLab::measure(Target target, ReduceOp op, DType dtype, 
                                        const MeasureOptions& options) {
   validateCount(n);
   if (target == Target::Gpu) state_->requireGpu();
-  return dtype == DType::F32 ? state_->measure<float>(target, op, dtype, n, options)
-                             : state_->measure<double>(target, op, dtype, n, options);
+  return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(target, op, dtype, n, options); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "gpulab/mandelbrot/deep_render_cpu.hpp"
 #include "gpulab/mandelbrot/renderer.hpp"
 #include "internal/mandelbrot_params.hpp"
+#include "internal/parallel_rows.hpp"
 
 namespace gpulab {
 
@@ -80,32 +81,8 @@ Image MandelbrotCpuRenderer::compute(const MandelbrotView& view, const Mandelbro
   const RowFunction row =
       choice.used == Precision::F64 ? rowFunction<double>(options.variant) : rowFunction<float>(options.variant);
 
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = std::clamp(options.cpuThreads > 0 ? options.cpuThreads : static_cast<int>(hardware), 1, p.height);
-  std::atomic<int> nextRow{0};
-  std::atomic<int> rowsDone{0};
-  std::atomic<bool> stopped{false};
-  auto work = [&](bool reportProgress) {
-    for (;;) {
-      if (stopped.load(std::memory_order_relaxed)) return;
-      if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) {
-        stopped.store(true, std::memory_order_relaxed);
-        return;
-      }
-      const int j = nextRow.fetch_add(1, std::memory_order_relaxed);
-      if (j >= p.height) return;
-      row(p, j, raw.row<float>(j));
-      const int done = rowsDone.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (reportProgress && control.progress) control.progress(static_cast<double>(done) / p.height);
-    }
-  };
-  std::vector<std::jthread> helpers;
-  helpers.reserve(static_cast<std::size_t>(threads - 1));
-  for (int t = 1; t < threads; ++t) helpers.emplace_back(work, false);
-  work(true);       // the calling thread works too, and is the one that reports progress
-  helpers.clear();  // joins
-  if (stopped.load()) throw OperationCancelled();
-  if (control.progress) control.progress(1.0);
+  parallelRows(p.height, rowThreads(options.cpuThreads, p.height), control,
+               [&](int j, int) { row(p, j, raw.row<float>(j)); });
   return raw;
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "internal/deep_params.hpp"
+#include "internal/parallel_rows.hpp"
 
 namespace gpulab {
 
@@ -89,32 +90,11 @@ DeepCpuResult renderDeepCpu(const DeepView& view, const ReferenceOrbit& orbit, c
   DeepCpuResult result;
   result.raw.assign(static_cast<std::size_t>(view.imageWidth) * static_cast<std::size_t>(view.imageHeight), 0.0f);
 
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const int threads =
-      std::clamp(options.cpuThreads > 0 ? options.cpuThreads : static_cast<int>(hardware), 1, view.imageHeight);
-  std::atomic<int> nextRow{0};
-  std::atomic<int> rowsDone{0};
-  std::atomic<bool> stopped{false};
+  const int threads = rowThreads(options.cpuThreads, view.imageHeight);
   std::vector<double> steps(static_cast<std::size_t>(threads), 0.0);
-  auto work = [&](int t) {
-    for (;;) {
-      if (stopped.load(std::memory_order_relaxed)) return;
-      if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) {
-        stopped.store(true, std::memory_order_relaxed);
-        return;
-      }
-      const int j = nextRow.fetch_add(1, std::memory_order_relaxed);
-      if (j >= view.imageHeight) return;
-      steps[t] += rowFn(job, j, result.raw.data() + static_cast<std::size_t>(j) * view.imageWidth);
-      const int done = rowsDone.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (t == 0 && control.progress) control.progress(static_cast<double>(done) / view.imageHeight);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
-  if (stopped.load()) throw OperationCancelled();
+  parallelRows(view.imageHeight, threads, control, [&](int j, int t) {
+    steps[t] += rowFn(job, j, result.raw.data() + static_cast<std::size_t>(j) * view.imageWidth);
+  });
   for (double s : steps) result.steps += s;
   result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;

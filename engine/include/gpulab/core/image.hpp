@@ -143,4 +143,9 @@ class Image {
   std::vector<std::byte> data_;
 };
 
+/// Sample (x, y, c) of any host image as a double (slow and general: references, tests, tools).
+double sampleAt(const Image& img, int x, int y, int c);
+/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated, NaN as 0; floats cast.
+void storeSample(Image& img, int x, int y, int c, double v);
+
 }  // namespace gpulab

@@ -30,6 +30,7 @@
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/core/errors.hpp"
 #include "gpulab/core/image.hpp"
+#include "gpulab/core/timing.hpp"
 
 namespace gpulab {
 
@@ -147,6 +148,15 @@ class FftPlanCache {
   std::vector<Record> records_;
   DeviceBuffer workspace_;
   double untakenMs_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Profiling
+
+/// The stages of an FFT filtering pipeline (FftFilter, FftConvolver), each timed alone: a stage the
+/// pipeline does not run has a zero-rep Stats.
+struct FftStageTimes {
+  Stats pad, forward, multiply, inverse, crop;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -126,9 +126,7 @@ class FftConvolver {
   /// pad: border padding, or conversion to the transform's type (the circular method on f32 / f64
   /// has none: 0); crop: crop and conversion, and the circular method's border bands (each a whole
   /// padded convolution of its own).
-  struct StageTimes {
-    Stats pad, forward, multiply, inverse, crop;
-  };
+  using StageTimes = FftStageTimes;
   StageTimes profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options = {});
   /// Bytes the GPU path must move at least with one-pass transforms: pad (image in, plane out),
   /// forward, multiply (both spectra in, one out), inverse, crop (result in, output out).
