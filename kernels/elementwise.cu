@@ -4,6 +4,7 @@
 
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/elementwise.cuh"
+#include "gpulab/kernels/launch_support.hpp"
 
 namespace gpulab::kernels {
 namespace {
@@ -53,16 +54,6 @@ __global__ void __launch_bounds__(kThreads)
     reinterpret_cast<Pack<T>*>(out)[p] = r;
   }
   for (std::size_t i = packs * kPack + first; i < n; i += stride) out[i] = apply<Op>(a, x[i], y[i]);
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-int multiprocessors() {
-  int device = 0;
-  int count = 0;
-  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
 }
 
 }  // namespace

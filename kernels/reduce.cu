@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 #include "gpulab/kernels/reduce.cuh"
 
 namespace gpulab::kernels {
@@ -97,16 +98,6 @@ __global__ void __launch_bounds__(kThreads)
     if (takeSqrt) r = sqrt(r);
     *result = r;
   }
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-int multiprocessors() {
-  int device = 0;
-  int count = 0;
-  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
 }
 
 template <class T, ReduceKind K>

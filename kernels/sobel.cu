@@ -1,6 +1,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/sobel.cuh"
@@ -34,21 +35,11 @@ GPULAB_HD float lumAt(const SobelArgs<T>& a, int x, int y) {
 }
 
 // Four samples of row y starting at column x (x % 4 == 0, x + 4 <= width): one vector load on the GPU.
-GPULAB_HD void load4(const float* row, int x, float (&v)[4]) {
+template <class T>
+GPULAB_HD void load4(const T* row, int x, float (&v)[4]) {
 #if defined(__CUDA_ARCH__)
-  const float4 q = *reinterpret_cast<const float4*>(row + x);
-  v[0] = q.x;
-  v[1] = q.y;
-  v[2] = q.z;
-  v[3] = q.w;
-#else
-  for (int j = 0; j < 4; ++j) v[j] = row[x + j];
-#endif
-}
-
-GPULAB_HD void load4(const std::uint8_t* row, int x, float (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  const uchar4 q = *reinterpret_cast<const uchar4*>(row + x);
+  using Vector = std::conditional_t<std::is_same_v<T, float>, float4, uchar4>;
+  const Vector q = *reinterpret_cast<const Vector*>(row + x);
   v[0] = q.x;
   v[1] = q.y;
   v[2] = q.z;

@@ -206,7 +206,7 @@ void bench(const FftArgs& a) {
     std::printf("  plan creation %.3f ms (%zu plans, once per shape)\n", low.gpu->prepareMs, lowpass.plans().size());
     std::printf("  GPU compute %s   [issue 4 target on an H200: <= 0.30 ms]\n", low.gpu->compute.describe().c_str());
     DeviceImage in = gpu->upload(img), out;
-    const FftFilter::StageTimes stages = lowpass.profileGpu(*gpu, in, out, {policy.gpuWarmup, reps});
+    const FftStageTimes stages = lowpass.profileGpu(*gpu, in, out, {policy.gpuWarmup, reps});
     std::printf("  stages: %s\n", stageLine({{"pad", stages.pad},
                                              {"forward", stages.forward},
                                              {"multiply", stages.multiply},
@@ -241,7 +241,7 @@ void bench(const FftArgs& a) {
                   m.cpu->time.describe().c_str());
     if (!m.gpu) continue;
     DeviceImage in = gpu->upload(img), out;
-    const FftConvolver::StageTimes t = convolver.fft().profileGpu(*gpu, in, out, {policy.gpuWarmup, reps});
+    const FftStageTimes t = convolver.fft().profileGpu(*gpu, in, out, {policy.gpuWarmup, reps});
     const FftConvGeometry g = convolver.fft().geometry(n, n);
     std::printf("  %3dx%-3d %s %dx%d: GPU compute %s; plan creation %.3f ms\n", k, k,
                 g.circular ? "circular" : "padded", g.paddedWidth, g.paddedHeight, m.gpu->compute.describe().c_str(),

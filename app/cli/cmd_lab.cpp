@@ -39,15 +39,6 @@ struct LabOptions {
   std::string jsonPath;
 };
 
-std::string sizesText(const std::vector<std::int64_t>& sizes) {
-  std::string text;
-  for (std::int64_t s : sizes) {
-    if (!text.empty()) text += 'x';
-    text += std::to_string(s);
-  }
-  return text;
-}
-
 void printHeader(bool check) {
   std::printf("%-9s %-20s %-4s %-16s %10s %10s %10s %9s %9s %10s %11s %7s%s  %s\n", "variant", "impl", "type", "size",
               "median_ms", "min_ms", "max_ms", "upload", "download", "end2end", "rate", "%ceil",
@@ -67,8 +58,9 @@ void printRow(const lab::Record& r, bool check) {
     std::snprintf(e2e, sizeof e2e, "%.4g", r.endToEndMs());
   }
   std::printf("%-9s %-20s %-4s %-16s %10.4g %10.4g %10.4g %9s %9s %10s %11s %7s",
-              r.variant.empty() ? "-" : r.variant.c_str(), impl.c_str(), r.dtype.c_str(), sizesText(r.sizes).c_str(),
-              r.medianMs, r.minMs, r.maxMs, up, down, e2e, r.rate() > 0 ? rate : "-", percent);
+              r.variant.empty() ? "-" : r.variant.c_str(), impl.c_str(), r.dtype.c_str(),
+              lab::sizesText(r.sizes).c_str(), r.medianMs, r.minMs, r.maxMs, up, down, e2e, r.rate() > 0 ? rate : "-",
+              percent);
   if (check) {
     if (r.relativeError >= 0)
       std::printf(" %11.3g", r.relativeError);

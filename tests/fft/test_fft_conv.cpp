@@ -200,15 +200,7 @@ class FftConvTable : public ::testing::TestWithParam<ConvTableParam> {
   }
 };
 
-namespace {
-
-std::string tableName(const ::testing::TestParamInfo<ConvTableParam>& info) {
-  const auto& [size, ksize] = info.param;
-  return "img" + std::to_string(std::get<0>(size)) + "x" + std::to_string(std::get<1>(size)) + "_k" +
-         std::to_string(std::get<0>(ksize)) + "x" + std::to_string(std::get<1>(ksize));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_P(FftConvTable, CpuMatchesDirectDefinition) {
   const auto [w, h] = std::get<0>(GetParam());
@@ -259,7 +251,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(std::make_tuple(12, 10), std::make_tuple(36, 35), std::make_tuple(64, 48)),
                        ::testing::Values(std::make_tuple(1, 1), std::make_tuple(4, 2), std::make_tuple(6, 5),
                                          std::make_tuple(9, 11), std::make_tuple(15, 15))),
-    tableName);
+    convTableName<::testing::TestParamInfo<ConvTableParam>>);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FftConvTable,
                          ::testing::Combine(::testing::Values(std::make_tuple(1, 1), std::make_tuple(2, 3),
@@ -267,7 +259,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FftConvTable,
                                             ::testing::Values(std::make_tuple(1, 1), std::make_tuple(3, 3),
                                                               std::make_tuple(4, 2), std::make_tuple(6, 5),
                                                               std::make_tuple(9, 11), std::make_tuple(40, 3))),
-                         tableName);
+                         convTableName<::testing::TestParamInfo<ConvTableParam>>);
 
 // ---------------------------------------------------------------------------------------------
 // Correlation is OpenCV's filter2D (anchor at the centre), odd and even kernels
@@ -527,7 +519,7 @@ TEST(FftConvGpu, ProfileTimesEachStageAndLeavesTheResult) {
   FftConvolver conv(spec);
   const Image img = test::randomImage(256, 200, 1, PixelType::F32, 108);
   DeviceImage d = gpu.upload(img), out;
-  const FftConvolver::StageTimes t = conv.profileGpu(gpu, d, out, {1, 3});
+  const FftStageTimes t = conv.profileGpu(gpu, d, out, {1, 3});
   // 256x200 f32: the circular method, transformed where it lies (no pad stage); crop = the strips.
   ASSERT_TRUE(conv.geometry(256, 200).circular);
   for (const Stats* s : {&t.forward, &t.multiply, &t.inverse, &t.crop}) EXPECT_GT(s->medianMs, 0.0);
@@ -536,7 +528,7 @@ TEST(FftConvGpu, ProfileTimesEachStageAndLeavesTheResult) {
   // 257x200: the padded method, every stage.
   const Image odd = test::randomImage(257, 200, 1, PixelType::F32, 109);
   DeviceImage dOdd = gpu.upload(odd);
-  const FftConvolver::StageTimes p = conv.profileGpu(gpu, dOdd, out, {1, 3});
+  const FftStageTimes p = conv.profileGpu(gpu, dOdd, out, {1, 3});
   for (const Stats* s : {&p.pad, &p.forward, &p.multiply, &p.inverse, &p.crop}) EXPECT_GT(s->medianMs, 0.0);
   EXPECT_TRUE(convNear(conv.runCpu(odd), gpu.download(out)));
 }

@@ -467,7 +467,7 @@ TEST(FftFilterGpu, ProfileTimesEachStageAndLeavesTheResult) {
     FftFilter filter(makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.2, 1, 1, padding));
     const Image img = testImage(512, 384, 1, PixelType::F32, 59);
     DeviceImage in = gpu.upload(img), out;
-    const FftFilter::StageTimes t = filter.profileGpu(gpu, in, out, {1, 3});
+    const FftStageTimes t = filter.profileGpu(gpu, in, out, {1, 3});
     EXPECT_GT(t.forward.medianMs, 0.0);
     EXPECT_GT(t.multiply.medianMs, 0.0);
     EXPECT_GT(t.inverse.medianMs, 0.0);

@@ -109,12 +109,6 @@ class ConvMethodTable : public ::testing::TestWithParam<TableParam> {
   }
 };
 
-std::string tableName(const ::testing::TestParamInfo<TableParam>& info) {
-  const auto& [size, ksize] = info.param;
-  return "img" + std::to_string(std::get<0>(size)) + "x" + std::to_string(std::get<1>(size)) + "_k" +
-         std::to_string(std::get<0>(ksize)) + "x" + std::to_string(std::get<1>(ksize));
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -300,12 +294,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvMethodTable,
                                             ::testing::Values(std::make_tuple(1, 1), std::make_tuple(3, 3),
                                                               std::make_tuple(4, 2), std::make_tuple(6, 5),
                                                               std::make_tuple(8, 8), std::make_tuple(15, 15))),
-                         tableName);
+                         convTableName<::testing::TestParamInfo<TableParam>>);
 
 INSTANTIATE_TEST_SUITE_P(Photo, ConvMethodTable,
                          ::testing::Combine(::testing::Values(std::make_tuple(257, 131)),
                                             ::testing::Values(std::make_tuple(2, 2), std::make_tuple(7, 9))),
-                         tableName);
+                         convTableName<::testing::TestParamInfo<TableParam>>);
 
 // ---------------------------------------------------------------------------------------------
 // Auto: dispatches as the model says, exactly

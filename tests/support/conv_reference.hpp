@@ -102,6 +102,14 @@ inline bool fits(ConvMode mode, int w, int h, int kw, int kh) {
   return mode != ConvMode::Valid || (kw <= w && kh <= h);
 }
 
+/// "img13x12_k5x3": the name of a table case {image size, kernel size}.
+template <class Info>
+std::string convTableName(const Info& info) {
+  const auto& [size, ksize] = info.param;
+  return "img" + std::to_string(std::get<0>(size)) + "x" + std::to_string(std::get<1>(size)) + "_k" +
+         std::to_string(std::get<0>(ksize)) + "x" + std::to_string(std::get<1>(ksize));
+}
+
 /// "auto reflect101 same convolve k5x3" for traces.
 inline std::string caseName(const FilterSpec& s) {
   return std::string(toString(s.method)) + " " + std::string(toString(s.border.mode)) + " " +

@@ -420,10 +420,10 @@ void FftConvolver::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& o
   visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
 }
 
-FftConvolver::StageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
-                                                  TimingOptions options) {
+FftStageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
+                                       TimingOptions options) {
   prepare(gpu, in, out);
-  const StageTimes times = profileFftStages(
+  const FftStageTimes times = profileFftStages(
       gpu.stream(),
       [&](int which) {
         visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });

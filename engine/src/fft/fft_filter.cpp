@@ -193,13 +193,12 @@ void FftFilter::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out)
   visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
 }
 
-FftFilter::StageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
-                                            TimingOptions options) {
+FftStageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options) {
   checkInput(in);
   shapeOutput(in, out);
   const bool inPlace = spec_.padding == FftPadding::None && in.type() != PixelType::U8;
   prepareGpu(gpu, in, out);
-  const StageTimes times = profileFftStages(
+  const FftStageTimes times = profileFftStages(
       gpu.stream(),
       [&](int which) {
         visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, which); });

@@ -133,12 +133,8 @@ void validateTransfer(const LabRequest& request);
 MemoryNeed transferMemory(const LabRequest& request);
 void runTransfer(const LabRequest& request, Sweep& sweep);
 
-void validateElementwise(const LabRequest& request);
-MemoryNeed elementwiseMemory(const LabRequest& request);
 void runElementwise(const LabRequest& request, Sweep& sweep);
 
-void validateReduce(const LabRequest& request);
-MemoryNeed reduceMemory(const LabRequest& request);
 void runReduce(const LabRequest& request, Sweep& sweep);
 
 /// Validation shared by the one-dimensional experiments: each point is {n} with 1 <= n <= limit.

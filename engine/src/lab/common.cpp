@@ -206,6 +206,8 @@ std::string number(double v) {
   return text;
 }
 
+}  // namespace
+
 std::string sizesText(const std::vector<std::int64_t>& sizes) {
   std::string text;
   for (std::int64_t s : sizes) {
@@ -214,7 +216,6 @@ std::string sizesText(const std::vector<std::int64_t>& sizes) {
   }
   return text;
 }
-}  // namespace
 
 std::string csvHeader() {
   return "op,variant,impl,dtype,sizes,size,params,gpu,with_copies,median_ms,min_ms,max_ms,reps,upload_ms,"
@@ -562,21 +563,34 @@ std::vector<Record> measureGpuRecords(const Record& base, cudaStream_t stream, c
 // ---------------------------------------------------------------------------------------------
 // Public entry points
 
-MemoryNeed memoryNeed(const LabRequest& request) {
-  switch (request.experiment) {
-    case Experiment::Matmul:
-      return detail::matmulMemory(request);
-    case Experiment::Transpose:
-      return detail::transposeMemory(request);
-    case Experiment::Transfer:
-      return detail::transferMemory(request);
-    case Experiment::Elementwise:
-      return detail::elementwiseMemory(request);
-    case Experiment::Reduce:
-      return detail::reduceMemory(request);
-  }
-  return {};
+namespace {
+
+/// What each experiment brings: size checks, the memory of its largest point, and its sweep.
+struct ExperimentEntry {
+  void (*validate)(const LabRequest&);
+  MemoryNeed (*memory)(const LabRequest&);
+  void (*run)(const LabRequest&, detail::Sweep&);
+};
+
+void validateVector(const LabRequest& request) {
+  detail::vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements");
 }
+
+const ExperimentEntry& entryOf(Experiment experiment) {
+  // In the order of the enum: matmul, transpose, transfer, elementwise (3 arrays), reduce (1 array).
+  static const ExperimentEntry entries[] = {
+      {detail::validateMatmul, detail::matmulMemory, detail::runMatmul},
+      {detail::validateTranspose, detail::transposeMemory, detail::runTranspose},
+      {detail::validateTransfer, detail::transferMemory, detail::runTransfer},
+      {validateVector, [](const LabRequest& r) { return detail::vectorMemory(r, 3); }, detail::runElementwise},
+      {validateVector, [](const LabRequest& r) { return detail::vectorMemory(r, 1); }, detail::runReduce},
+  };
+  return entries[static_cast<int>(experiment)];
+}
+
+}  // namespace
+
+MemoryNeed memoryNeed(const LabRequest& request) { return entryOf(request.experiment).memory(request); }
 
 void validate(const LabRequest& request) {
   if (request.reps < 1 || request.reps > 100000)
@@ -587,23 +601,7 @@ void validate(const LabRequest& request) {
     throw std::invalid_argument("iterations must be 1 to 100000, got " + std::to_string(request.iterations));
   const std::vector<std::string> impls = detail::selectedImpls(request);
   detail::selectedVariants(request);
-  switch (request.experiment) {
-    case Experiment::Matmul:
-      detail::validateMatmul(request);
-      break;
-    case Experiment::Transpose:
-      detail::validateTranspose(request);
-      break;
-    case Experiment::Transfer:
-      detail::validateTransfer(request);
-      break;
-    case Experiment::Elementwise:
-      detail::validateElementwise(request);
-      break;
-    case Experiment::Reduce:
-      detail::validateReduce(request);
-      break;
-  }
+  entryOf(request.experiment).validate(request);
 
   const std::string experiment(toString(request.experiment));
   if (impls.empty())
@@ -627,23 +625,7 @@ std::vector<Record> runLab(const LabRequest& request, const CpuControl& control,
   const std::size_t steps = detail::pointsOf(request).size() * detail::selectedImpls(request).size() * variants;
   detail::Sweep sweep(control, sink, static_cast<int>(steps));
   sweep.checkCancel();
-  switch (request.experiment) {
-    case Experiment::Matmul:
-      detail::runMatmul(request, sweep);
-      break;
-    case Experiment::Transpose:
-      detail::runTranspose(request, sweep);
-      break;
-    case Experiment::Transfer:
-      detail::runTransfer(request, sweep);
-      break;
-    case Experiment::Elementwise:
-      detail::runElementwise(request, sweep);
-      break;
-    case Experiment::Reduce:
-      detail::runReduce(request, sweep);
-      break;
-  }
+  entryOf(request.experiment).run(request, sweep);
   if (control.progress) control.progress(1.0);
   return std::move(sweep.records());
 }

@@ -182,12 +182,6 @@ std::vector<Record> ElementwiseLab::measure(Target target, ElementwiseOp op, DTy
 
 namespace detail {
 
-void validateElementwise(const LabRequest& request) {
-  vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements");
-}
-
-MemoryNeed elementwiseMemory(const LabRequest& request) { return vectorMemory(request, 3); }
-
 void runElementwise(const LabRequest& request, Sweep& sweep) {
   ElementwiseLab lab;
   runVectorSweep(request, sweep, lab, parseEnumOrThrow<ElementwiseOp>, static_cast<std::int64_t>(kMaxVectorElements),

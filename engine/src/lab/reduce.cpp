@@ -285,12 +285,6 @@ std::vector<Record> ReduceLab::measure(Target target, ReduceOp op, DType dtype, 
 
 namespace detail {
 
-void validateReduce(const LabRequest& request) {
-  vectorSizes(request, static_cast<std::int64_t>(kMaxVectorElements), "elements");
-}
-
-MemoryNeed reduceMemory(const LabRequest& request) { return vectorMemory(request, 1); }
-
 void runReduce(const LabRequest& request, Sweep& sweep) {
   ReduceLab lab;
   runVectorSweep(request, sweep, lab, parseEnumOrThrow<ReduceOp>, static_cast<std::int64_t>(kMaxVectorElements), 1);

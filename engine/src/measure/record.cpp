@@ -7,15 +7,8 @@
 namespace gpulab {
 
 std::string_view rateUnit(WorkUnit unit) noexcept {
-  switch (unit) {
-    case WorkUnit::Bytes:
-      return "GB/s";
-    case WorkUnit::Flops:
-      return "GFLOP/s";
-    case WorkUnit::Iterations:
-      return "Giter/s";
-  }
-  return "?";
+  constexpr std::string_view kUnits[] = {"GB/s", "GFLOP/s", "Giter/s"};  // in the order of WorkUnit
+  return kUnits[static_cast<int>(unit)];
 }
 
 double GpuMeasurement::endToEndMs() const {

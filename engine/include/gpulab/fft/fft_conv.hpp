@@ -122,12 +122,11 @@ class FftConvolver {
   /// kernel's spectrum cached per padded size. Thread-safe; blocking.
   Image runCpu(const Image& in, const CpuControl& control = {}) const;
 
-  /// Each stage of runGpu timed alone (see FftFilter::StageTimes); `out` is correct afterwards.
+  /// Each stage of runGpu timed alone (FftStageTimes); `out` is correct afterwards.
   /// pad: border padding, or conversion to the transform's type (the circular method on f32 / f64
   /// has none: 0); crop: crop and conversion, and the circular method's border bands (each a whole
   /// padded convolution of its own).
-  using StageTimes = FftStageTimes;
-  StageTimes profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options = {});
+  FftStageTimes profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options = {});
   /// Bytes the GPU path must move at least with one-pass transforms: pad (image in, plane out),
   /// forward, multiply (both spectra in, one out), inverse, crop (result in, output out).
   std::size_t pipelineBytesMoved(const ImageShape& in) const;

@@ -120,8 +120,7 @@ class FftFilter final : public Operation {
 
   /// Each stage of runGpu timed alone on gpu.stream() (pad and crop are zero-rep Stats when the
   /// image is transformed in place: f32/f64 without padding). `out` holds the filtered image after.
-  using StageTimes = FftStageTimes;
-  StageTimes profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options = {});
+  FftStageTimes profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options = {});
 
   /// Bytes the GPU path must move at least when each transform is one pass (read its input once,
   /// write its output once) and the multiply one read and one write of the half spectra.

@@ -86,6 +86,9 @@ struct Record {
 /// in the device's L2 cache: repeated runs are then served from L2 and can exceed the DRAM ceiling.
 inline constexpr const char* kInL2Note = "in L2";
 
+/// "33x100x7": a record's sizes joined by 'x'.
+std::string sizesText(const std::vector<std::int64_t>& sizes);
+
 /// Comma-separated CSV with a header line naming every Record field (for the GUI's export).
 std::string csvHeader();
 std::string toCsvRow(const Record& record);
