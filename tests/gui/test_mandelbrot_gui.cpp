@@ -1,118 +1,33 @@
 // The Mandelbrot tab, offscreen: the view arithmetic, wheel zoom about the cursor, drag, keys, back and
-// forward, bookmarks, the precision shown (f32, f64, beyond float64), recolouring without recomputing,
-// PNG save and reopen, the CPU render with its cancel, progressive frames and the zoom benchmark.
-// Frames come from the GPU when there is one and from the CPU otherwise; the tests that need the GPU
-// say so and skip without one.
+// forward, bookmarks, the precision shown (f32, f64, then perturbation with no wall), recolouring
+// without recomputing, PNG save and reopen, the CPU render with its cancel, progressive frames and the
+// zoom benchmark. Deep zoom (location, Newton, iterations, deep PNGs) is in test_mandelbrot_deep_gui.cpp,
+// the same binary. Frames come from the GPU when there is one and from the CPU otherwise; the tests
+// that need the GPU say so and skip without one.
 #include <gtest/gtest.h>
 
-#include <QApplication>
 #include <QComboBox>
-#include <QElapsedTimer>
 #include <QFile>
-#include <QKeyEvent>
 #include <QLabel>
-#include <QMouseEvent>
 #include <QPushButton>
 #include <QSettings>
 #include <QSlider>
 #include <QTemporaryDir>
-#include <QThread>
-#include <QTimer>
-#include <QWheelEvent>
 #include <cmath>
-#include <functional>
 #include <optional>
 #include <vector>
 
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
-#include "mandelbrot/mandelbrot_tab.hpp"
+#include "gui/mandelbrot_gui_harness.hpp"
 #include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
 #include "shell/command_line.hpp"
-#include "shell/engine.hpp"
-#include "shell/photo_document.hpp"
-#include "shell/tab_services.hpp"
 #include "support/gpu_test.hpp"
-#include "support/gui_test_support.hpp"
 #include "widgets/run_timing.hpp"
-#include "widgets/timings_panel.hpp"
 
 using namespace gpulab;
 using namespace gpulab::gui;
-
-namespace {
-
-QApplication& app() { return test_support::testApplication("test_mandelbrot_gui"); }
-
-using test_support::waitUntil;
-
-/// The relative difference of two plane coordinates, scaled by the view's width.
-double planeError(QPointF a, QPointF b, double width) {
-  return std::max(std::abs(a.x() - b.x()), std::abs(a.y() - b.y())) / width;
-}
-
-/// A Mandelbrot tab with the services the main window would hand it, shown offscreen.
-struct Harness {
-  Engine engine;
-  PhotoDocument photo;
-  TimingsPanel timings;
-  QString lastError, lastMessage;
-  TabServices services{engine, photo, timings, [this](const QString& m) { lastMessage = m; },
-                       [this](const QString& m) { lastError = m; }};
-  MandelbrotTab tab{services};
-  std::vector<MandelbrotFrameInfo> presented;
-
-  Harness() {
-    QObject::connect(&tab, &MandelbrotTab::framePresented,
-                     [this](const MandelbrotFrameInfo& info) { presented.push_back(info); });
-    tab.resize(760, 420);
-    tab.show();
-  }
-  MandelbrotCanvas& canvas() { return tab.canvas(); }
-  /// Waits until the full-resolution frame of the current view is painted and the view rests.
-  bool settle(int timeoutMs = 120000) {
-    return waitUntil([this] { return tab.showsCurrentView(); }, timeoutMs);
-  }
-  template <class T>
-  T* child(const char* name) {
-    return tab.findChild<T*>(QLatin1String(name));
-  }
-  QString info() { return child<QLabel>("mandelbrotInfo")->text(); }
-  void wheel(QPointF widgetPos, int angle) {
-    QWheelEvent event(widgetPos, canvas().mapToGlobal(widgetPos), QPoint(), QPoint(0, angle), Qt::NoButton,
-                      Qt::NoModifier, Qt::NoScrollPhase, false);
-    QCoreApplication::sendEvent(&canvas(), &event);
-  }
-  void key(int key, const QString& text = {}) {
-    QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, text);
-    QCoreApplication::sendEvent(&canvas(), &press);
-  }
-  void mouse(QEvent::Type type, QPointF pos, Qt::MouseButton button, Qt::MouseButtons buttons) {
-    QMouseEvent event(type, pos, canvas().mapToGlobal(pos), button, buttons, Qt::NoModifier);
-    QCoreApplication::sendEvent(&canvas(), &event);
-  }
-};
-
-class MandelbrotGui : public ::testing::Test {
- protected:
-  void SetUp() override { app(); }
-};
-
-MandelbrotView sized(MandelbrotView v, int w, int h) {
-  v.imageWidth = w;
-  v.imageHeight = h;
-  return v;
-}
-
-/// A view at (x, y) of width w, every digit as given.
-MandelbrotView place(MandelbrotView v, const char* x, const char* y, const char* w) {
-  v.centerX = DecimalNumber::parse(x);
-  v.centerY = DecimalNumber::parse(y);
-  v.width = DeepWidth::parse(w);
-  return v;
-}
-
-}  // namespace
+using namespace gpulab::gui::mandelbrot_test;
 
 // ---------------------------------------------------------------------------------------------
 // View arithmetic (pure)

@@ -160,6 +160,7 @@ void MandelbrotTab::buildUi() {
   timing_->setObjectName(QStringLiteral("mandelbrotTiming"));
   timing_->setWordWrap(true);
   message_ = new QLabel;
+  message_->setObjectName(QStringLiteral("mandelbrotMessage"));
   message_->setWordWrap(true);
   message_->setStyleSheet(QStringLiteral("color: #e0a040"));
   message_->hide();
@@ -438,6 +439,16 @@ void MandelbrotTab::toMandelbrot() {
 void MandelbrotTab::iterationsChanged() {
   MandelbrotView v = view_;
   if (accept(v, nullptr) && !(v == view_)) setViewInternal(v, false);
+}
+
+void MandelbrotTab::setIterations(std::optional<int> count) {
+  {
+    const QSignalBlocker b1(autoIterations_), b2(iterations_);
+    autoIterations_->setChecked(!count.has_value());
+    iterations_->setEnabled(count.has_value());
+    if (count) iterations_->setValue(*count);
+  }
+  iterationsChanged();
 }
 
 void MandelbrotTab::precisionChanged() {

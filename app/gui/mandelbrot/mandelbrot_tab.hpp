@@ -81,6 +81,8 @@ class MandelbrotTab : public QWidget {
   /// towards it, `fraction` of the way in log scale (0.5 half-way, 1 onto it; the selector's choice when
   /// empty). The status says what was found, or in one sentence why nothing was; newtonFinished follows.
   void zoomToMinibrot(std::optional<QPointF> pixel = std::nullopt, std::optional<double> fraction = std::nullopt);
+  /// Iterations: `count` fixed, or automatic from the depth (nullopt).
+  void setIterations(std::optional<int> count);
   /// Cancels the CPU render, a PNG being saved, a Newton search and a frame that takes long.
   void cancelWork();
   /// Stores the current view as a bookmark `name` (QSettings) and lists it.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpulab/lab/lab.hpp"
+#include "gpulab/mandelbrot/view.hpp"
 
 namespace gpulab::gui {
 
@@ -136,6 +137,67 @@ void readLabOptions(const QCommandLineParser& parser, const LabOptionSet& o, Com
     result.error = QStringLiteral("the --lab-* options go with the Lab tab, not '%1'").arg(result.tab);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The Mandelbrot tab's options
+
+struct MandelbrotOptionSet {
+  QCommandLineOption center{QStringLiteral("mandelbrot-center"),
+                            QStringLiteral("Mandelbrot tab: the centre X,Y, with as many digits as the depth needs."),
+                            QStringLiteral("X,Y")};
+  QCommandLineOption width{QStringLiteral("mandelbrot-width"),
+                           QStringLiteral("Mandelbrot tab: the view's width in the complex plane, e.g. 0.005 or "
+                                          "1e-500 (down to 1e-100000)."),
+                           QStringLiteral("W")};
+  QCommandLineOption iterations{QStringLiteral("mandelbrot-iters"),
+                                QStringLiteral("Mandelbrot tab: maximum iterations (1..16777216) or auto (from the "
+                                               "depth, the default)."),
+                                QStringLiteral("N")};
+};
+
+MandelbrotOptionSet addMandelbrotOptions(QCommandLineParser& parser) {
+  MandelbrotOptionSet o;
+  parser.addOptions({o.center, o.width, o.iterations});
+  return o;
+}
+
+/// Fills result.mandelbrot from the parsed options; sets result.error to one line for a bad value.
+void readMandelbrotOptions(const QCommandLineParser& parser, const MandelbrotOptionSet& o, CommandLine& result) {
+  MandelbrotCommandLine& m = result.mandelbrot;
+  m.given = parser.isSet(o.center) || parser.isSet(o.width) || parser.isSet(o.iterations);
+  if (!m.given) return;
+  try {
+    if (parser.isSet(o.center)) {
+      m.center = parser.value(o.center).trimmed();
+      gpulab::parseCenter(m.center.toStdString(), "--mandelbrot-center");
+    }
+    if (parser.isSet(o.width)) {
+      m.width = parser.value(o.width).trimmed();
+      gpulab::DeepWidth::parse(m.width.toStdString());
+    }
+  } catch (const std::invalid_argument& e) {
+    result.error = QString::fromUtf8(e.what());
+    if (parser.isSet(o.width) && !result.error.startsWith(QStringLiteral("--")))
+      result.error = QStringLiteral("--mandelbrot-width: ") + result.error;
+    return;
+  }
+  if (parser.isSet(o.iterations)) {
+    const QString text = parser.value(o.iterations).trimmed();
+    if (text.compare(QStringLiteral("auto"), Qt::CaseInsensitive) != 0) {
+      bool ok = false;
+      m.iterations = text.toInt(&ok);
+      if (!ok || m.iterations < 1 || m.iterations > gpulab::kMaxMandelbrotIterations) {
+        result.error =
+            QStringLiteral("--mandelbrot-iters '%1' is not auto or a whole number from 1 to 16777216").arg(text);
+        return;
+      }
+    }
+  }
+  if (!result.tab.isEmpty() && result.tab.compare(QStringLiteral("Mandelbrot"), Qt::CaseInsensitive) != 0)
+    result.error = QStringLiteral("the --mandelbrot-* options go with the Mandelbrot tab, not '%1'").arg(result.tab);
+  else if (result.lab.given)
+    result.error = QStringLiteral("the --mandelbrot-* and --lab-* options cannot be combined");
+}
+
 }  // namespace
 
 CommandLine parseCommandLine(const QStringList& arguments) {
@@ -170,6 +232,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
       QStringLiteral("HZ"));
   parser.addOptions({screenshot, tab, size, apply, zoomBenchmark, zoomRate});
   const LabOptionSet labOptions = addLabOptions(parser);
+  const MandelbrotOptionSet mandelbrotOptions = addMandelbrotOptions(parser);
   parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Photo or .npy array to open."),
                                QStringLiteral("[FILE]"));
   result.helpText = parser.helpText();
@@ -229,6 +292,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
     result.error = QStringLiteral("--screenshot needs a FILE");
   if (result.apply && !parser.isSet(screenshot)) result.error = QStringLiteral("--apply goes with --screenshot");
   if (result.error.isEmpty()) readLabOptions(parser, labOptions, result);
+  if (result.error.isEmpty()) readMandelbrotOptions(parser, mandelbrotOptions, result);
   return result;
 }
 

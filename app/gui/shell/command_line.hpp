@@ -2,6 +2,7 @@
 //   gpulab [FILE] [--screenshot OUT.png [--tab NAME] [--size WxH] [--apply]]
 //          [--lab-experiment NAME] [--lab-sizes LIST] [--lab-dtype f32|f64] [--lab-impls LIST]
 //          [--lab-ops LIST] [--lab-reps N] [--lab-with-copies] [--lab-run]
+//          [--mandelbrot-center X,Y] [--mandelbrot-width W] [--mandelbrot-iters N|auto]
 //   gpulab --zoom-benchmark N [--zoom-rate HZ] [--size WxH]   (the Mandelbrot tab; WxH is the canvas)
 #pragma once
 
@@ -25,6 +26,15 @@ struct LabCommandLine {
   bool given = false;       ///< any --lab-* option was given
 };
 
+/// The Mandelbrot tab's start view: any of these selects the Mandelbrot tab (unless --tab names it
+/// already). Validated by parseCommandLine; the texts go to gpulab::parseCenter and DeepWidth::parse.
+struct MandelbrotCommandLine {
+  QString center;      ///< --mandelbrot-center X,Y with every digit
+  QString width;       ///< --mandelbrot-width W: 0.005, 1e-500, ... down to 1e-100000
+  int iterations = 0;  ///< --mandelbrot-iters N; 0: automatic (from the depth)
+  bool given = false;  ///< any --mandelbrot-* option was given
+};
+
 struct CommandLine {
   QString file;             ///< the photo to open instead of the bundled one
   QString screenshot;       ///< render the window to this file after start-up and exit
@@ -39,6 +49,7 @@ struct CommandLine {
   QString helpText;
   QString error;  ///< one line saying what was wrong, when parsing failed
   LabCommandLine lab;
+  MandelbrotCommandLine mandelbrot;
 };
 
 /// Parses `arguments` (argv, the program name first). Never exits and never prints.

@@ -47,6 +47,26 @@ void applyLabOptions(gpulab::gui::LabTab& lab, const gpulab::gui::LabCommandLine
   }
 }
 
+/// Moves the Mandelbrot tab to the view of --mandelbrot-* (validated by parseCommandLine); empty, or
+/// one sentence when the view cannot be rendered (a centre beyond +-10).
+QString applyMandelbrotOptions(gpulab::gui::MandelbrotTab& tab, const gpulab::gui::MandelbrotCommandLine& options) {
+  gpulab::MandelbrotView view = tab.view();
+  if (!options.center.isEmpty()) {
+    const auto c = gpulab::parseCenter(options.center.toStdString(), "--mandelbrot-center");
+    view.centerX = c[0];
+    view.centerY = c[1];
+  }
+  if (!options.width.isEmpty()) view.width = gpulab::DeepWidth::parse(options.width.toStdString());
+  try {
+    gpulab::choosePrecision(view);
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
+  tab.setIterations(options.iterations > 0 ? std::optional<int>(options.iterations) : std::nullopt);
+  tab.navigate(view);
+  return {};
+}
+
 // After start-up (photo shown, device reported, or `timeoutMs`), with `apply` once the Filters
 // tab has shown its result, and with `labRun` once the Lab tab's sweep has ended, renders the
 // window to `file` and quits with 0, or with 1 and one line on stderr when the file cannot be
@@ -169,13 +189,22 @@ int main(int argc, char** argv) {
   }
   auto* lab = window.findChild<gpulab::gui::LabTab*>();
   if (cli.lab.given && lab != nullptr) applyLabOptions(*lab, cli.lab);
+  if (cli.mandelbrot.given) {
+    window.selectTab(QStringLiteral("Mandelbrot"));
+    auto* mandelbrot = window.findChild<gpulab::gui::MandelbrotTab*>();
+    if (mandelbrot == nullptr) return fail(2, QStringLiteral("there is no Mandelbrot tab"));
+    if (const QString why = applyMandelbrotOptions(*mandelbrot, cli.mandelbrot); !why.isEmpty())
+      return fail(2, QStringLiteral("--mandelbrot-*: %1").arg(why));
+  }
   if (screenshot && cli.lab.given)  // the Lab's screenshot: the device panel, not the photo's docks
     for (const char* dock : {"photoDock", "timingsDock"})
       if (auto* widget = window.findChild<QDockWidget*>(QLatin1String(dock))) widget->hide();
   if (screenshot || cli.sizeGiven) window.resize(cli.size);
   const bool labRun = cli.lab.run && lab != nullptr;
+  // A deep view rendered on the CPU (no GPU) takes a while: its screenshot waits up to two minutes.
+  const int screenshotMs = labRun ? 600000 : cli.mandelbrot.given ? 120000 : cli.apply ? 60000 : 10000;
   if (screenshot)
-    screenshotWhenReady(window, cli.screenshot, labRun ? 600000 : cli.apply ? 60000 : 10000, cli.apply, labRun);
+    screenshotWhenReady(window, cli.screenshot, screenshotMs, cli.apply, labRun);
   else if (labRun)
     lab->runWhenReady();
   window.show();
