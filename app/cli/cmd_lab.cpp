@@ -187,16 +187,16 @@ nlohmann::json toJson(const lab::Crossover& c) {
 void run(const LabOptions& o) {
   lab::LabRequest request;
   try {
-    request.experiment = parseEnumOrThrow<lab::Experiment>(o.experiment);
-    request.dtype = parseEnumOrThrow<lab::DType>(o.dtype);
-    if (!o.sizes.empty()) request.points = lab::parseSizeList(o.sizes);
-    request.impls = o.impls;
-    request.variants = o.ops;
-    request.withCopies = o.withCopies;
-    request.check = o.check;
-    request.reps = o.reps;
-    request.warmup = o.warmup;
-    request.iterations = o.iterations;
+    request = {.experiment = parseEnumOrThrow<lab::Experiment>(o.experiment),
+               .points = o.sizes.empty() ? std::vector<lab::SizePoint>{} : lab::parseSizeList(o.sizes),
+               .dtype = parseEnumOrThrow<lab::DType>(o.dtype),
+               .impls = o.impls,
+               .variants = o.ops,
+               .withCopies = o.withCopies,
+               .check = o.check,
+               .reps = o.reps,
+               .warmup = o.warmup,
+               .iterations = o.iterations};
     lab::validate(request);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());

@@ -265,21 +265,30 @@ TEST_P(GpuFft, ForwardThenInverseReturnsTheInput) {
   EXPECT_TRUE(test::imagesNear(img, gpu.download(back), tolerance(type)));
 }
 
+/// The half spectrum of every channel of `img`, through RealFft on the GPU.
+std::vector<Spectrum> gpuHalfSpectra(const Image& img) {
+  GpuContext gpu;
+  RealFft fft;
+  DeviceBuffer spectrum;
+  fft.forward(gpu, gpu.upload(img), spectrum);
+  const std::size_t plane = static_cast<std::size_t>(img.width() / 2 + 1) * img.height();
+  const FftPrecision precision = img.type() == PixelType::F32 ? FftPrecision::Single : FftPrecision::Double;
+  const Spectrum all = downloadSpectrum(gpu, spectrum, plane * img.channels(), precision);
+  std::vector<Spectrum> halves;
+  for (int c = 0; c < img.channels(); ++c)
+    halves.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(c * plane),
+                        all.begin() + static_cast<std::ptrdiff_t>((c + 1) * plane));
+  return halves;
+}
+
 TEST_P(GpuFft, ParsevalHolds) {
   GPULAB_REQUIRE_GPU();
   const auto& [size, type, channels] = GetParam();
   const auto [w, h] = size;
   const Image img = test::randomImage(w, h, channels, type, 400 + w + h * 3);
-  GpuContext gpu;
-  RealFft fft;
-  DeviceBuffer spectrum;
-  fft.forward(gpu, gpu.upload(img), spectrum);
-  const std::size_t plane = static_cast<std::size_t>(w / 2 + 1) * h;
-  const FftPrecision precision = type == PixelType::F32 ? FftPrecision::Single : FftPrecision::Double;
-  const Spectrum all = downloadSpectrum(gpu, spectrum, plane * channels, precision);
+  const std::vector<Spectrum> halves = gpuHalfSpectra(img);
   for (int c = 0; c < channels; ++c) {
-    const Spectrum half(all.begin() + static_cast<std::ptrdiff_t>(c * plane),
-                        all.begin() + static_cast<std::ptrdiff_t>((c + 1) * plane));
+    const Spectrum& half = halves[static_cast<std::size_t>(c)];
     const double expected = static_cast<double>(w) * h * sumSquares(img, c);
     EXPECT_NEAR(halfSpectrumEnergy(half, w, h), expected, tolerance(type) * expected) << "channel " << c;
   }
@@ -291,17 +300,10 @@ TEST_P(GpuFft, SpectrumMatchesTheNaiveDft) {
   const auto [w, h] = size;
   if (static_cast<std::int64_t>(w) * h > 4096) GTEST_SKIP() << "large sizes are compared with OpenCV below";
   const Image img = test::randomImage(w, h, channels, type, 500 + w * 5 + h);
-  GpuContext gpu;
-  RealFft fft;
-  DeviceBuffer spectrum;
-  fft.forward(gpu, gpu.upload(img), spectrum);
-  const std::size_t plane = static_cast<std::size_t>(w / 2 + 1) * h;
-  const FftPrecision precision = type == PixelType::F32 ? FftPrecision::Single : FftPrecision::Double;
-  const Spectrum all = downloadSpectrum(gpu, spectrum, plane * channels, precision);
+  const std::vector<Spectrum> halves = gpuHalfSpectra(img);
   for (int c = 0; c < channels; ++c) {
     const Spectrum naive = halfOf(naiveDft2d(channelAsComplex(img, c), w, h), w, h);
-    const Spectrum gpuHalf(all.begin() + static_cast<std::ptrdiff_t>(c * plane),
-                           all.begin() + static_cast<std::ptrdiff_t>((c + 1) * plane));
+    const Spectrum& gpuHalf = halves[static_cast<std::size_t>(c)];
     EXPECT_TRUE(spectraNear(naive, gpuHalf, tolerance(type) * std::max(maxAbs(naive), 1e-30), w / 2 + 1))
         << "channel " << c;
   }

@@ -26,10 +26,6 @@ using namespace gpulab::test;
 
 namespace {
 
-constexpr BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
-                                   BorderMode::Constant};
-constexpr ConvMode kModes[] = {ConvMode::Same, ConvMode::Full, ConvMode::Valid};
-
 /// f32: 1e-4 relative to the result's peak; f64: 1e-10; u8: +-1 (float vs double before rounding).
 
 Image fromRows(int w, int h, std::initializer_list<double> values) {

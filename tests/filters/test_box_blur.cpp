@@ -33,21 +33,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-Image testImage(int width, int height, int channels, PixelType type, unsigned seed) {
-  Image img = test::randomImage(width, height, channels, type, seed);
-  if (type == PixelType::F32)  // values in [-1, 7): a mean far from 0 next to means near it
-    for (float& v : img.samples<float>()) v = v * 4.f + 3.f;
-  return img;
-}
-
-double maxAbs(const Image& img) {
-  double m = 0;
-  for (std::size_t i = 0; i < img.pixelCount() * img.channels(); ++i)
-    m = std::max(m, std::abs(img.type() == PixelType::U8 ? double(img.samples<std::uint8_t>()[i])
-                                                         : double(img.samples<float>()[i])));
-  return m;
-}
-
 std::string typeName(PixelType type, int channels) {
   return std::string(toString(type)) + "c" + std::to_string(channels);
 }
@@ -62,13 +47,12 @@ struct BoxCase {
   double borderValue() const { return nonzeroValue ? (type == PixelType::U8 ? 37.6 : 0.75) : 0.0; }
   Border border() const { return {mode, borderValue()}; }
   std::string name() const {
-    std::string border(toString(mode));
-    if (mode == BorderMode::Constant) border += nonzeroValue ? "V" : "0";
+    const std::string border = test::borderCaseName(mode, nonzeroValue);
     return std::to_string(width) + "x" + std::to_string(height) + "_r" + std::to_string(radius) + "_" + border + "_" +
            typeName(type, channels);
   }
   Image input() const {
-    return testImage(width, height, channels, type, unsigned(width * 7919 + height * 31 + channels));
+    return test::filterTestImage(width, height, channels, type, unsigned(width * 7919 + height * 31 + channels));
   }
 };
 
@@ -118,7 +102,7 @@ const Image& referenceFor(const BoxCase& c) {
 
 ::testing::AssertionResult matches(const BoxCase& c, const Image& expected, const Image& actual, bool exactU8) {
   if (c.type == PixelType::U8) return test::imagesNear(expected, actual, exactU8 ? 0.0 : 1.0);
-  const double range = std::max(maxAbs(c.input()), std::abs(c.borderValue()));
+  const double range = std::max(test::maxAbsSample(c.input()), std::abs(c.borderValue()));
   return test::imagesNear(expected, actual, 1e-5 * range, 1e-5);
 }
 
@@ -188,7 +172,7 @@ TEST(BoxReference, ConstantImageStaysConstantAndRadiusZeroIsIdentity) {
   for (float& v : flat.samples<float>()) v = 5.f;
   for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap})
     for (int r : {1, 7, 40}) EXPECT_TRUE(test::imagesNear(flat, BoxBlur(r, {mode}).runReference(flat), 1e-12));
-  const Image photo = testImage(13, 12, 3, PixelType::U8, 1);
+  const Image photo = test::filterTestImage(13, 12, 3, PixelType::U8, 1);
   EXPECT_EQ(BoxBlur(0).runReference(photo), photo);
   EXPECT_EQ(BoxBlur(0).runCpu(photo), photo);
 }
@@ -247,7 +231,7 @@ TEST(BoxBlurApi, DescribeShapeAndBytes) {
 }
 
 TEST(BoxBlurApi, CpuRunReportsProgressAndCanBeCancelled) {
-  const Image img = testImage(64, 48, 3, PixelType::U8, 3);
+  const Image img = test::filterTestImage(64, 48, 3, PixelType::U8, 3);
   std::vector<double> seen;
   CpuControl control;
   control.progress = [&](double p) { seen.push_back(p); };
@@ -393,7 +377,7 @@ TEST(BoxBlurGpu, LargeImageEveryTiledPathAgainstReference) {
 TEST(BoxBlurGpu, ReusesTheOutputAndRefusesToRunInPlace) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
-  const Image in = testImage(100, 60, 1, PixelType::F32, 9);
+  const Image in = test::filterTestImage(100, 60, 1, PixelType::F32, 9);
   DeviceImage d = gpu.upload(in);
   DeviceImage out;
   BoxBlur blur(3);

@@ -33,10 +33,6 @@ using namespace gpulab::test;
 
 namespace {
 
-constexpr BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
-                                   BorderMode::Constant};
-constexpr ConvMode kModes[] = {ConvMode::Same, ConvMode::Full, ConvMode::Valid};
-
 /// A mean kernel of the same size (u8 results stay in range, so +-1 is a fair tolerance).
 FilterSpec meanOf(FilterSpec spec) {
   const double n = static_cast<double>(spec.kernel.values.size());

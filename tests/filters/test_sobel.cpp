@@ -35,23 +35,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-Image testImage(int width, int height, int channels, PixelType type, unsigned seed) {
-  Image img = test::randomImage(width, height, channels, type, seed);
-  if (type == PixelType::F32)
-    for (float& v : img.samples<float>()) v = v * 4.f + 3.f;  // [-1, 7)
-  return img;
-}
-
-double sampleOf(const Image& img, std::size_t i) {
-  return img.type() == PixelType::U8 ? double(img.samples<std::uint8_t>()[i]) : double(img.samples<float>()[i]);
-}
-
-double maxAbs(const Image& img) {
-  double m = 0;
-  for (std::size_t i = 0; i < img.pixelCount() * img.channels(); ++i) m = std::max(m, std::abs(sampleOf(img, i)));
-  return m;
-}
-
 struct SobelCase {
   int width, height;
   BorderMode mode;
@@ -63,13 +46,12 @@ struct SobelCase {
   double borderValue() const { return nonzeroValue ? (type == PixelType::U8 ? 99.5 : 2.25) : 0.0; }
   Border border() const { return {mode, borderValue()}; }
   std::string name() const {
-    std::string border(toString(mode));
-    if (mode == BorderMode::Constant) border += nonzeroValue ? "V" : "0";
+    const std::string border = test::borderCaseName(mode, nonzeroValue);
     return std::to_string(width) + "x" + std::to_string(height) + "_" + border + "_" + std::string(toString(type)) +
            "c" + std::to_string(channels) + "_" + std::string(toString(component));
   }
   Image input() const {
-    return testImage(width, height, channels, type, unsigned(width * 104729 + height * 17 + channels));
+    return test::filterTestImage(width, height, channels, type, unsigned(width * 104729 + height * 17 + channels));
   }
 };
 
@@ -102,7 +84,7 @@ const Image& referenceFor(const SobelCase& c) {
 }
 
 // The luminance's range (what the gradients scale with) and the border value's.
-double rangeOf(const SobelCase& c) { return std::max(maxAbs(c.input()), std::abs(c.borderValue())); }
+double rangeOf(const SobelCase& c) { return std::max(test::maxAbsSample(c.input()), std::abs(c.borderValue())); }
 
 ::testing::AssertionResult directionsNear(const SobelCase& c, const Image& expected, const Image& actual) {
   if (expected.width() != actual.width() || expected.height() != actual.height() || expected.type() != actual.type())
@@ -257,7 +239,7 @@ TEST(SobelApi, DescribeShapeAndBytes) {
 }
 
 TEST(SobelApi, CpuRunReportsProgressAndCanBeCancelled) {
-  const Image img = testImage(64, 48, 3, PixelType::U8, 4);
+  const Image img = test::filterTestImage(64, 48, 3, PixelType::U8, 4);
   std::vector<double> seen;
   CpuControl control;
   control.progress = [&](double p) { seen.push_back(p); };
@@ -316,7 +298,7 @@ TEST(SobelGpu, LargeOddImageAgainstReference) {
 TEST(SobelGpu, ReusesTheOutputAndRefusesToRunInPlace) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
-  DeviceImage d = gpu.upload(testImage(100, 60, 1, PixelType::F32, 9));
+  DeviceImage d = gpu.upload(test::filterTestImage(100, 60, 1, PixelType::F32, 9));
   DeviceImage out;
   Sobel sobel;
   sobel.runGpu(gpu, d, out);

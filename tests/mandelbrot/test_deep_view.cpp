@@ -28,26 +28,15 @@ const std::string kSeahorseY =
     "582019421000";
 
 MandelbrotView seahorseAt(const std::string& width, int w = 48, int h = 27, int iterations = 4000) {
-  MandelbrotView v;
-  v.centerX = DecimalNumber::parse(kSeahorseX);
-  v.centerY = DecimalNumber::parse(kSeahorseY);
-  v.width = DeepWidth::parse(width);
-  v.imageWidth = w;
-  v.imageHeight = h;
-  v.maxIterations = iterations;
-  return v;
+  return {.centerX = DecimalNumber::parse(kSeahorseX),
+          .centerY = DecimalNumber::parse(kSeahorseY),
+          .width = DeepWidth::parse(width),
+          .imageWidth = w,
+          .imageHeight = h,
+          .maxIterations = iterations};
 }
 
-/// `view` moved by (dx, dy) view widths.
-MandelbrotView panned(MandelbrotView view, double dx, double dy) {
-  const int bits = referencePrecisionBits(deepViewOf(view)) + 64;
-  ExtendedReal x = view.width.value(), y = view.width.value();
-  x.mantissa *= dx;
-  y.mantissa *= dy;
-  view.centerX = offsetBy(view.centerX, x, bits);
-  view.centerY = offsetBy(view.centerY, y, bits);
-  return view;
-}
+MandelbrotView panned(const MandelbrotView& view, double dx, double dy) { return movedBy(view, dx, dy); }
 
 fs::path tempPath(const std::string& suffix) {
   return fs::temp_directory_path() / ("gpulab-test-deep-view-" + std::to_string(::getpid()) + "-" + suffix);

@@ -530,15 +530,13 @@ TEST(DeepZoom, CpuRenderReportsProgressAndCancels) {
 /// The view of a case as the renderers take it: perturbation forced (the 1e-30 case is within f64's
 /// reach for escape time only at the widest grid; every case is meant for the deep path).
 MandelbrotView mandelbrotViewOf(const DeepView& v) {
-  MandelbrotView view;
-  view.centerX = v.centerX;
-  view.centerY = v.centerY;
-  view.width = v.width;
-  view.imageWidth = v.imageWidth;
-  view.imageHeight = v.imageHeight;
-  view.maxIterations = v.maxIterations;
-  view.precision = Precision::Perturbation;
-  return view;
+  return {.centerX = v.centerX,
+          .centerY = v.centerY,
+          .width = v.width,
+          .imageWidth = v.imageWidth,
+          .imageHeight = v.imageHeight,
+          .maxIterations = v.maxIterations,
+          .precision = Precision::Perturbation};
 }
 
 // The GPU path as the application runs it (MandelbrotRenderer: reference, table, upload, kernel):

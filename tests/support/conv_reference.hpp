@@ -15,6 +15,10 @@
 
 namespace gpulab::test {
 
+inline constexpr BorderMode kBorders[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate,
+                                          BorderMode::Wrap, BorderMode::Constant};
+inline constexpr ConvMode kModes[] = {ConvMode::Same, ConvMode::Full, ConvMode::Valid};
+
 /// A kw x kh kernel of uniform values in [-1, 1), seeded.
 inline Kernel2D randomKernel(int kw, int kh, unsigned seed) {
   Kernel2D k;

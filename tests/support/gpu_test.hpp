@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "gpulab/core/border.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/image.hpp"
 
@@ -70,6 +71,29 @@ inline double sampleAt(const Image& img, std::size_t i) {
       return img.samples<double>()[i];
   }
   return 0;
+}
+
+/// The largest |sample|.
+inline double maxAbsSample(const Image& img) {
+  double m = 0;
+  for (std::size_t i = 0; i < img.pixelCount() * img.channels(); ++i) m = std::max(m, std::abs(sampleAt(img, i)));
+  return m;
+}
+
+/// A filter table's input: seeded random samples, f32 spread over [-1, 7) (means far from 0 next to
+/// means near it).
+inline Image filterTestImage(int width, int height, int channels, PixelType type, unsigned seed) {
+  Image img = randomImage(width, height, channels, type, seed);
+  if (type == PixelType::F32)
+    for (float& v : img.samples<float>()) v = v * 4.f + 3.f;
+  return img;
+}
+
+/// "reflect101", "constant0", "constantV": a border in a case name, with whether its value is non-zero.
+inline std::string borderCaseName(BorderMode mode, bool nonzeroValue) {
+  std::string name(toString(mode));
+  if (mode == BorderMode::Constant) name += nonzeroValue ? "V" : "0";
+  return name;
 }
 
 /// Passes when every sample of `actual` is within `absTol + relTol * |expected|` of `expected`;

@@ -34,12 +34,9 @@ std::string sizeText(ExtendedReal size) {
 
 /// `view` moved to `nucleus` plus (fx, fy) of its width, so the minibrot sits off centre.
 void besides(MandelbrotView& view, const Nucleus& nucleus, double fx, double fy) {
-  const int bits = referencePrecisionBits(deepViewOf(view)) + 64;
-  ExtendedReal dx = view.width.value(), dy = view.width.value();
-  dx.mantissa *= fx;
-  dy.mantissa *= fy;
-  view.centerX = offsetBy(nucleus.x, dx, bits);
-  view.centerY = offsetBy(nucleus.y, dy, bits);
+  view.centerX = nucleus.x;
+  view.centerY = nucleus.y;
+  view = movedBy(view, fx, fy);
 }
 
 }  // namespace

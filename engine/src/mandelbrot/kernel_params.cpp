@@ -34,13 +34,4 @@ kernels::ColourParams colourParams(const Colouring& colouring, int supersample) 
   return c;
 }
 
-DeepOptions deepOptionsOf(const MandelbrotOptions& options) {
-  DeepOptions deep;
-  deep.bla = options.bla;
-  deep.blaEpsilon = options.blaEpsilon;
-  deep.smooth = options.smooth;
-  deep.cpuThreads = options.cpuThreads;
-  return deep;
-}
-
 }  // namespace gpulab

@@ -140,6 +140,17 @@ DeepView deepViewOf(const MandelbrotView& view) {
   return deep;
 }
 
+MandelbrotView movedBy(const MandelbrotView& view, double dx, double dy) {
+  const int bits = referencePrecisionBits(deepViewOf(view)) + 64;  // the view's digits and more
+  ExtendedReal x = view.width.value(), y = view.width.value();
+  x.mantissa *= dx;
+  y.mantissa *= dy;
+  MandelbrotView moved = view;
+  moved.centerX = offsetBy(view.centerX, x, bits);
+  moved.centerY = offsetBy(view.centerY, y, bits);
+  return moved;
+}
+
 MandelbrotView seahorseValleyView() {
   MandelbrotView v;
   v.centerX = DecimalNumber::parse("-0.743643887037151");

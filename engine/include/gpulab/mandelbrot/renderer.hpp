@@ -47,18 +47,16 @@ constexpr EnumText enumText(MandelbrotVariant) { return {"Mandelbrot variant", "
 /// round differently and differ where the orbit is chaotic (see mandelbrot.cuh); the interior tests
 /// change no count; periodicity (tolerance 1/64 of the pixel spacing) called interior at most 0.0035% of
 /// the pixels in the views measured, all of them escaping after 1100 or more iterations.
-struct MandelbrotOptions {
+/// The options every render shares (smooth values, CPU threads) and perturbation's (BLA) come from
+/// DeepOptions (deep_view.hpp).
+struct MandelbrotOptions : DeepOptions {
   MandelbrotVariant variant = MandelbrotVariant::Optimized;
-  bool interiorTests = true;    ///< main cardioid and period-2 bulb (Mandelbrot mode); Optimized only
-  bool periodicity = true;      ///< Brent cycle detection within 1/64 pixel; Optimized only
-  bool smooth = true;           ///< raw values nu; false: integer escape counts n (interior still -1)
-  int cpuThreads = 0;           ///< CPU baseline: 0 = every hardware thread
-  bool bla = true;              ///< perturbation: skip iterations with the BLA table
-  double blaEpsilon = 0x1p-53;  ///< perturbation: a step is linear while |dz| < epsilon |2 Z_m|
+  bool interiorTests = true;  ///< main cardioid and period-2 bulb (Mandelbrot mode); Optimized only
+  bool periodicity = true;    ///< Brent cycle detection within 1/64 pixel; Optimized only
 };
 
-/// The perturbation options of `options` (mandelbrot/deep_view.hpp).
-DeepOptions deepOptionsOf(const MandelbrotOptions& options);
+/// The perturbation options of `options`.
+inline const DeepOptions& deepOptionsOf(const MandelbrotOptions& options) { return options; }
 
 // ---------------------------------------------------------------------------------------------
 // GPU renderer

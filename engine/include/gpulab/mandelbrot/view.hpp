@@ -119,6 +119,9 @@ struct PrecisionChoice {
 /// view forced to f32 or f64 deeper than f64 escape time reaches, or a Julia set that deep.
 PrecisionChoice choosePrecision(const MandelbrotView& view);
 
+/// `view` with its centre moved by (dx, dy) view widths (x right, y up), exactly at any depth.
+MandelbrotView movedBy(const MandelbrotView& view, double dx, double dy);
+
 /// The deep-render description of a view (its raw size: supersampling included).
 DeepView deepViewOf(const MandelbrotView& view);
 
