@@ -96,7 +96,7 @@ double rangeOf(const SobelCase& c) { return std::max(test::maxAbsSample(c.input(
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < expected.pixelCount(); ++i) {
     if (magnitude.samples<float>()[i] <= threshold) continue;
-    const double e = sampleOf(expected, i), a = sampleOf(actual, i);
+    const double e = test::sampleAt(expected, i), a = test::sampleAt(actual, i);
     bool ok;
     if (c.type == PixelType::U8) {
       const double d = std::abs(e - a);
@@ -111,7 +111,7 @@ double rangeOf(const SobelCase& c) { return std::max(test::maxAbsSample(c.input(
   std::ostringstream os;
   os.precision(9);
   os << bad << " directions differ; first at x=" << first % expected.width() << " y=" << first / expected.width()
-     << ": expected " << sampleOf(expected, first) << ", got " << sampleOf(actual, first);
+     << ": expected " << test::sampleAt(expected, first) << ", got " << test::sampleAt(actual, first);
   return ::testing::AssertionFailure() << os.str();
 }
 
