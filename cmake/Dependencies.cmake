@@ -17,7 +17,7 @@ foreach(module core imgproc)
 endforeach()
 set_property(TARGET OpenCV::imgproc APPEND PROPERTY INTERFACE_LINK_LIBRARIES OpenCV::core)
 
-# stb_image / stb_image_write: header-only; the implementation is compiled in engine/src/stb_impl.cpp
+# stb_image / stb_image_write: header-only; the implementation is compiled in engine/src/io/stb_impl.cpp
 # with our own limits (STBI_MAX_DIMENSIONS) and only the formats we read.
 find_path(STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
 add_library(stb::headers INTERFACE IMPORTED)

@@ -1,0 +1,233 @@
+// Format detection by content and the structural walk before stb_image decodes: stb_image is not
+// hardened against hostile files and fills missing bytes with zeros rather than failing, so the
+// header is checked against the size limits and the file is walked first: PNG chunks with their
+// CRCs up to IEND, JPEG markers up to EOI, and for BMP, TGA and PNM the bytes the header promises.
+
+#include <cstdint>
+#include <string>
+
+#include "internal/image_files.hpp"
+
+namespace gpulab::io_detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kReadableFormats = "PNG, JPEG, BMP, TGA, PNM or .npy";
+
+// ---- structural checks, one walk per format ------------------------------------------------------
+
+Inspection inspectPng(Bytes bytes) {
+  Inspection found;
+  found.problem = walkPngChunks(bytes, [&](std::string_view type, Bytes data) {
+    if (type == "IHDR" && data.size() >= 8 && found.width < 0) {
+      found.width = readBe32(data.data());
+      found.height = readBe32(data.data() + 4);
+    }
+  });
+  return found;
+}
+
+/// Follows the JPEG markers from SOI to EOI, skipping segments by their lengths and entropy-coded
+/// data up to the next marker, so an embedded thumbnail's EOI does not count.
+Inspection inspectJpeg(Bytes b) {
+  Inspection found;
+  const std::size_t n = b.size();
+  std::size_t pos = 2;
+  while (true) {
+    while (pos < n && b[pos] != 0xFF) ++pos;  // decoders skip stray bytes between segments too
+    while (pos < n && b[pos] == 0xFF) ++pos;  // fill bytes
+    if (pos >= n) {
+      found.problem = "is truncated (it ends at " + byteOffset(n) + " without an end-of-image marker)";
+      return found;
+    }
+    const std::uint8_t marker = b[pos++];
+    if (marker == 0xD9) return found;
+    if (marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
+    if (n - pos < 2 || readBe16(&b[pos]) > n - pos) {
+      found.problem = "is truncated (a JPEG segment at " + byteOffset(pos - 2) + " runs past the end of the file)";
+      return found;
+    }
+    const std::size_t length = readBe16(&b[pos]);
+    if (length < 2) {
+      found.problem =
+          "is corrupt (a JPEG segment at " + byteOffset(pos - 2) + " has length " + std::to_string(length) + ")";
+      return found;
+    }
+    const bool frameHeader = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (frameHeader && length >= 7 && found.width < 0) {
+      found.height = readBe16(&b[pos + 3]);
+      found.width = readBe16(&b[pos + 5]);
+    }
+    pos += length;
+    if (marker != 0xDA) continue;
+    // Entropy-coded data: 0xFF is followed by 0x00 (a stuffed byte), a restart marker, or the next marker.
+    while (true) {
+      const auto* ff = static_cast<const std::uint8_t*>(pos < n ? std::memchr(&b[pos], 0xFF, n - pos) : nullptr);
+      if (ff == nullptr || ff + 1 >= b.data() + n) {
+        found.problem = "is truncated (it ends inside the compressed data at " + byteOffset(n) + ")";
+        return found;
+      }
+      pos = static_cast<std::size_t>(ff - b.data());
+      const std::uint8_t next = b[pos + 1];
+      if (next == 0x00 || (next >= 0xD0 && next <= 0xD7)) {
+        pos += 2;
+      } else if (next == 0xFF) {
+        pos += 1;
+      } else {
+        break;
+      }
+    }
+  }
+}
+
+Inspection inspectBmp(Bytes b) {
+  Inspection found;
+  if (b.size() < 26) {
+    found.problem = "is truncated (it ends inside the BMP header)";
+    return found;
+  }
+  const std::uint64_t offset = readLe32(&b[10]);
+  const std::uint32_t headerSize = readLe32(&b[14]);
+  std::uint32_t bitsPerPixel = 0, compression = 0;
+  if (headerSize == 12) {
+    found.width = readLe16(&b[18]);
+    found.height = readLe16(&b[20]);
+    bitsPerPixel = readLe16(&b[24]);
+  } else {
+    if (b.size() < 34) {
+      found.problem = "is truncated (it ends inside the BMP header)";
+      return found;
+    }
+    found.width = static_cast<std::int32_t>(readLe32(&b[18]));
+    found.height = std::abs(std::int64_t{static_cast<std::int32_t>(readLe32(&b[22]))});  // negative: top-down rows
+    bitsPerPixel = readLe16(&b[28]);
+    compression = readLe32(&b[30]);
+  }
+  // Uncompressed and bit-field layouts have rows of a known size; stb_image reads no RLE BMPs.
+  if ((compression == 0 || compression == 3 || compression == 6) && found.width > 0 && bitsPerPixel <= 32) {
+    const std::uint64_t rowBytes = (static_cast<std::uint64_t>(found.width) * bitsPerPixel + 31) / 32 * 4;
+    const std::uint64_t needed = offset + rowBytes * static_cast<std::uint64_t>(found.height);
+    if (needed > b.size())
+      found.problem = "is truncated (its BMP header promises " + std::to_string(needed) + " bytes, the file has " +
+                      std::to_string(b.size()) + ")";
+  }
+  return found;
+}
+
+Inspection inspectTga(Bytes b) {
+  Inspection found;
+  if (b.size() < 18) {
+    found.problem = "is truncated (it ends inside the TGA header)";
+    return found;
+  }
+  const std::uint32_t idLength = b[0], colorMapped = b[1], imageType = b[2];
+  const std::uint32_t paletteStart = readLe16(&b[3]), paletteLength = readLe16(&b[5]), paletteBits = b[7];
+  found.width = readLe16(&b[12]);
+  found.height = readLe16(&b[14]);
+  const std::uint64_t pixelBytes = (std::uint64_t{b[16]} + 7) / 8;
+  // The same offsets stb_image uses, palette start included.
+  std::uint64_t pos = 18 + idLength;
+  if (colorMapped) pos += paletteStart + std::uint64_t{paletteLength} * ((paletteBits + 7) / 8);
+  const std::uint64_t pixels = static_cast<std::uint64_t>(found.width) * static_cast<std::uint64_t>(found.height);
+  if (imageType < 8) {
+    pos += pixels * pixelBytes;
+  } else {
+    std::uint64_t done = 0;
+    while (done < pixels && pos < b.size()) {
+      const std::uint8_t packet = b[pos++];
+      const std::uint64_t count = (packet & 0x7Fu) + 1u;
+      pos += (packet & 0x80u) ? pixelBytes : count * pixelBytes;
+      done += count;
+    }
+    if (done < pixels) pos = b.size() + 1;
+  }
+  if (pos > b.size())
+    found.problem = "is truncated (its TGA header promises more pixel data than the " + std::to_string(b.size()) +
+                    " bytes of the file hold)";
+  return found;
+}
+
+Inspection inspectPnm(Bytes b) {
+  Inspection found;
+  const std::size_t n = b.size();
+  std::size_t pos = 2;
+  std::array<std::uint64_t, 3> values{};  // width, height, maxval
+  for (std::uint64_t& value : values) {
+    while (pos < n && (isSpace(b[pos]) || b[pos] == '#')) {
+      if (b[pos] == '#')
+        while (pos < n && b[pos] != '\n' && b[pos] != '\r') ++pos;
+      else
+        ++pos;
+    }
+    if (pos >= n || b[pos] < '0' || b[pos] > '9') {
+      found.problem =
+          pos >= n ? "is truncated (it ends inside the PNM header)" : "is corrupt (its PNM header is malformed)";
+      return found;
+    }
+    while (pos < n && b[pos] >= '0' && b[pos] <= '9' && value < (std::uint64_t{1} << 24))
+      value = value * 10 + (b[pos++] - '0');
+  }
+  if (values[2] == 0 || values[2] > 65535) {
+    found.problem = "is corrupt (its PNM maximum value " + std::to_string(values[2]) + " is outside 1 to 65535)";
+    return found;
+  }
+  found.width = static_cast<std::int64_t>(values[0]);
+  found.height = static_cast<std::int64_t>(values[1]);
+  ++pos;  // the one whitespace character after maxval
+  found.pnmDataOffset = pos;
+  found.pnmMaxValue = static_cast<std::uint32_t>(values[2]);
+  const std::uint64_t samples = values[0] * values[1] * (b[1] == '6' ? 3 : 1) * (values[2] > 255 ? 2 : 1);
+  if (pos > n || samples > n - pos)
+    found.problem = "is truncated (its PNM header promises " + std::to_string(samples) +
+                    " bytes of pixels, the file has " + std::to_string(pos > n ? 0 : n - pos) + ")";
+  return found;
+}
+
+}  // namespace
+
+// ---- format detection ---------------------------------------------------------------------------
+
+FileFormat detectFormat(Bytes head, const fs::path& path, const std::string& name) {
+  if (startsWith(head, kNpyMagic)) return FileFormat::Npy;
+  if (startsWith(head, kPngSignature)) return FileFormat::Png;
+  if (head.size() >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) return FileFormat::Jpeg;
+  if (head.size() >= 2 && head[0] == 'B' && head[1] == 'M') {
+    // "BM" alone is weak evidence; the info header sizes stb_image knows make it strong.
+    const std::uint32_t headerSize = head.size() >= 18 ? readLe32(head.data() + 14) : 0;
+    if (headerSize == 12 || headerSize == 40 || headerSize == 56 || headerSize == 108 || headerSize == 124)
+      return FileFormat::Bmp;
+  }
+  if (head.size() >= 3 && head[0] == 'P' && isSpace(head[2])) {
+    if (head[1] == '5' || head[1] == '6') return FileFormat::Pnm;
+    if (head[1] >= '1' && head[1] <= '4')
+      throw ImageIoError(name + " is a plain-text or 1-bit PNM (P1 to P4); gpulab reads binary PGM and PPM (P5, P6)");
+  }
+  if (lowercaseExtension(path) == ".tga") return FileFormat::Tga;  // TGA has no signature
+  for (std::string_view magic : {kPngSignature, kNpyMagic})
+    if (head.size() < magic.size() &&
+        startsWith(asBytes(magic), std::string_view(reinterpret_cast<const char*>(head.data()), head.size())))
+      throw ImageIoError(name + " is truncated (it ends inside the file signature)");
+  throw ImageIoError(name + " is not an image gpulab reads (" + std::string(kReadableFormats) + ")");
+}
+
+Inspection inspect(FileFormat format, Bytes bytes) {
+  switch (format) {
+    case FileFormat::Png:
+      return inspectPng(bytes);
+    case FileFormat::Jpeg:
+      return inspectJpeg(bytes);
+    case FileFormat::Bmp:
+      return inspectBmp(bytes);
+    case FileFormat::Tga:
+      return inspectTga(bytes);
+    case FileFormat::Pnm:
+      return inspectPnm(bytes);
+    case FileFormat::Npy:
+      break;
+  }
+  return {};
+}
+
+}  // namespace gpulab::io_detail
