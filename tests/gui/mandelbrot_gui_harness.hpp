@@ -82,6 +82,13 @@ struct Harness {
     auto* label = child<QLabel>("mandelbrotMessage");
     return label->isVisibleTo(&tab) ? label->text() : QString();
   }
+  /// With GPULAB_TEST_SCREENSHOTS=DIR, saves the tab as DIR/name (to look at what a test left on screen).
+  void screenshot(const char* name) {
+    const QByteArray dir = qgetenv("GPULAB_TEST_SCREENSHOTS");
+    if (dir.isEmpty()) return;
+    waitUntil([] { return false; }, 100);
+    EXPECT_TRUE(tab.grab().save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + QString::fromUtf8(name)));
+  }
   void mouse(QEvent::Type type, QPointF pos, Qt::MouseButton button, Qt::MouseButtons buttons) {
     QMouseEvent event(type, pos, canvas().mapToGlobal(pos), button, buttons, Qt::NoModifier);
     QCoreApplication::sendEvent(&canvas(), &event);

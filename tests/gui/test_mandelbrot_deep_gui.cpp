@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -20,6 +21,7 @@
 
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/mandelbrot/newton_zoom.hpp"
 #include "gui/mandelbrot_gui_harness.hpp"
 #include "shell/command_line.hpp"
 #include "support/gpu_test.hpp"
@@ -315,6 +317,7 @@ TEST_F(MandelbrotGui, LocationFieldsRoundTripEveryDigit) {
     const QString said = h.message();
     EXPECT_TRUE(said.contains(QString::fromLatin1(expected))) << said.toStdString();
     EXPECT_FALSE(said.contains(QLatin1Char('\n'))) << said.toStdString();
+    if (field == width && std::string(text) == "0") h.screenshot("mandelbrot_bad_width.png");
     EXPECT_EQ(field->text(), QString::fromLatin1(text));
   }
   h.canvas().setFocus();
@@ -345,6 +348,7 @@ TEST_F(MandelbrotGui, NewtonZoomLandsOnTheNearestMinibrot) {
   EXPECT_NEAR(h.tab.view().x(), -1.7548776662466927, 1e-13);
   EXPECT_NEAR(h.tab.view().y(), 0.0, 1e-13);
   EXPECT_TRUE(status->text().startsWith(QStringLiteral("Period-3 minibrot"))) << status->text().toStdString();
+  h.screenshot("mandelbrot_newton.png");
   const double onto = h.tab.view().widthValue();
   EXPECT_LT(onto, 0.1);
   EXPECT_GT(onto, 1e-4);
@@ -468,6 +472,49 @@ TEST_F(MandelbrotGui, DeepFramesComeFromTheGpuWhenThereIsOne) {
       differing += d > 1;
     }
   EXPECT_LE(differing, shown.width() * shown.height() / 200) << "more than 0.5% of the pixels differ";
+}
+
+// A frame that takes long (a new 400,000-iteration reference orbit beside a minibrot, on the CPU) says
+// so and can be cancelled; a jump elsewhere cancels it without waiting. (On a GPU the frame is too
+// quick to catch.)
+TEST_F(MandelbrotGui, SlowDeepFramesCancel) {
+  if (cudaAvailable()) GTEST_SKIP() << "frames are too quick on the GPU to cancel by hand";
+  Harness h(QSize(320, 180));
+  ASSERT_TRUE(h.settle());
+  // The period-8352 minibrot Newton finds beside the 1e-100 point, framed ("onto").
+  MandelbrotView seed = sized(place(wholeSetView(), kDeepX, kDeepY, "1e-100"), 608, 345);
+  seed.maxIterations = autoIterations(seed.width);
+  const Nucleus n = findNucleusNear(deepViewOf(seed));
+  MandelbrotView minibrot = h.tab.view();
+  minibrot.centerX = n.x;
+  minibrot.centerY = n.y;
+  minibrot.width = zoomTowards(seed.width, n.size, 1.0);
+  h.tab.setIterations(400000);
+  ASSERT_TRUE(h.tab.navigate(minibrot));
+  auto* cancel = h.child<QPushButton>("mandelbrotCancel");
+  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 10000)) << "the slow frame offers no cancel";
+  EXPECT_TRUE(h.canvas().overlay().contains(QStringLiteral("rendering..."))) << h.canvas().overlay().toStdString();
+  QElapsedTimer clock;
+  clock.start();
+  cancel->click();
+  ASSERT_TRUE(waitUntil([&] { return h.message().startsWith(QStringLiteral("Frame cancelled")); }, 10000))
+      << h.message().toStdString();
+  EXPECT_LT(clock.elapsed(), 5000) << "the cancel took effect late";
+  EXPECT_FALSE(cancel->isEnabled());
+  EXPECT_FALSE(h.tab.showsCurrentView());
+  for (const MandelbrotFrameInfo& f : h.presented) EXPECT_FALSE(samePlace(f.view, minibrot));
+
+  // Again (twice the iterations: a new reference orbit), and this time jump home: the whole set comes
+  // without waiting for the minibrot.
+  h.tab.setIterations(800000);
+  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 10000));
+  h.tab.setIterations(std::nullopt);
+  h.tab.home();  // the whole set's frame from the start is still on screen: nothing to wait for
+  EXPECT_FALSE(cancel->isEnabled());
+  ASSERT_TRUE(h.settle(5000));
+  EXPECT_EQ(h.presented.back().view.widthValue(), 3.0);
+  for (const MandelbrotFrameInfo& f : h.presented) EXPECT_TRUE(f.view.width != minibrot.width);
+  EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -105,6 +105,13 @@ QWidget* MandelbrotTab::buildLocationControls() {
 
   connect(centreEdit_, &QLineEdit::returnPressed, this, [this] { goToLocation(centreEdit_->text()); });
   connect(widthEdit_, &QLineEdit::returnPressed, this, [this] { zoomToWidth(widthEdit_->text()); });
+  // Text left without Enter (or rejected, then left) gives way to the view's location again.
+  for (QLineEdit* edit : {centreEdit_, widthEdit_})
+    connect(edit, &QLineEdit::editingFinished, this, [this, edit] {
+      if (edit->hasFocus()) return;  // Enter: returnPressed has dealt with it
+      edit->setModified(false);
+      updateLocationFields();
+    });
   connect(copy, &QPushButton::clicked, this, [this] {
     QApplication::clipboard()->setText(locationText(view_));
     services_.showMessage(tr("Copied the location (width %1)").arg(shortWidthText(view_.width)));
@@ -129,6 +136,7 @@ bool MandelbrotTab::goToLocation(const QString& text) {
     location = parseLocation(text);
   } catch (const std::invalid_argument& e) {
     showProblem(QString::fromUtf8(e.what()), false);
+    showText(widthEdit_, widthText(view_.width));  // the centre field keeps the text to mend
     return false;
   }
   MandelbrotView v = view_;
@@ -137,6 +145,10 @@ bool MandelbrotTab::goToLocation(const QString& text) {
     v.centerY = location.centre->y;
   }
   if (location.width) v.width = *location.width;
+  if (QString why; !accept(v, &why)) {  // e.g. a centre beyond +-10: said here, not over the canvas
+    showProblem(why, false);
+    return false;
+  }
   centreEdit_->setModified(false);
   widthEdit_->setModified(false);
   return navigate(v);
@@ -148,6 +160,7 @@ bool MandelbrotTab::zoomToWidth(const QString& text) {
     v.width = gpulab::DeepWidth::parse(text.toStdString());
   } catch (const std::invalid_argument& e) {
     showProblem(QString::fromUtf8(e.what()), false);
+    showText(centreEdit_, centreText(view_));  // the width field keeps the text to mend
     return false;
   }
   widthEdit_->setModified(false);
@@ -166,6 +179,10 @@ void MandelbrotTab::zoomToMinibrot(std::optional<QPointF> pixel, std::optional<d
   if (view_.julia) {
     say(tr("Newton zoom finds minibrots of the Mandelbrot set: go back to it first (J)."));
     emit newtonFinished(false);
+    return;
+  }
+  if (newtonJob_.valid() && !newtonJob_.finished()) {  // one search at a time; Cancel stops it
+    services_.showMessage(tr("Already looking for a minibrot (Cancel stops the search)."));
     return;
   }
   const MandelbrotView from = view_;

@@ -48,9 +48,19 @@ void MandelbrotTab::scheduleRender() {
     return;
   }
   pending_ = false;
-  // frameDone asks again for the newest view; after a jump elsewhere (home, a bookmark, the location, a
-  // Newton zoom) the frame on the worker is not worth waiting for: submitting the next one cancels it.
-  if (inFlight_ && !(jumped_ && inFlightKey_ && !samePlace(inFlightKey_->view, view_))) return;
+  if (inFlight_) {
+    // frameDone asks again for the newest view. After a jump elsewhere (home, a bookmark, the location,
+    // a Newton zoom) the frame on the worker is not worth waiting for: it is cancelled (a reference
+    // orbit being computed included) and its outcome ignored.
+    if (!(jumped_ && inFlightKey_ && !samePlace(inFlightKey_->view, view_))) return;
+    frameJob_.cancel();
+    ++frameSerial_;
+    inFlight_ = false;
+    inFlightKey_.reset();
+    slowFrameTimer_->stop();
+    updateCancelButton();
+    updateOverlay();
+  }
   jumped_ = false;
   const gpulab::Colouring c = colouring();
   const int divisor = previewDivisor();

@@ -193,10 +193,10 @@ void MandelbrotTab::buildUi() {
   layout->addLayout(navigation);
   layout->addLayout(bookmarkRow);
   layout->addWidget(buildLocationControls());
+  layout->addWidget(message_);  // near the top: what was wrong with a typed location shows beside it
   layout->addLayout(form);
   layout->addWidget(info_);
   layout->addWidget(timing_);
-  layout->addWidget(message_);
   layout->addLayout(cpuRow);
   layout->addWidget(cpuProgress_);
   layout->addWidget(comparison_);
@@ -492,7 +492,7 @@ void MandelbrotTab::updateInfo() {
     precision = QString::fromUtf8(e.what());
   }
   QStringList lines;
-  lines << tr("centre  %1, %2").arg(shortDecimalText(v.centerX), shortDecimalText(v.centerY));
+  lines << tr("centre  %1, %2").arg(shortDecimalText(v.centerX, 20), shortDecimalText(v.centerY, 20));
   lines << tr("width  %1   zoom  10^%2").arg(shortWidthText(v.width)).arg(v.depth(), 0, 'f', 1);
   if (v.julia) lines << tr("Julia set of c = %1").arg(pointText(v.juliaX, v.juliaY));
   QString iterationNote;
@@ -518,7 +518,7 @@ void MandelbrotTab::updateOverlay() {
   QString text = tr("%1   width %2").arg(label, shortWidthText(view_.width));
   const bool slow = inFlight_ && !slowFrameTimer_->isActive();
   if (slow)
-    text += deep ? tr("   rendering (a new reference orbit?)...") : tr("   rendering...");
+    text += tr("   rendering...");
   else if (deep && lastReference_)
     text += lastReference_->reused ? tr("   reference reused")
                                    : tr("   new reference %1").arg(formatMs(lastReference_->referenceMs));
