@@ -562,13 +562,16 @@ TEST_P(DeepZoomCase, GpuMatchesCpuExactlyAndTheBruteForce) {
   expectAgreement(agreement(gpuCounts, bruteForce(deep, false), deep.imageWidth), "GPU against brute force");
 
   // Two bands of rows give the same frame (a caller keeping frames responsive renders in bands).
+  // Everything on the context's stream, which does not wait for the legacy default stream.
   DeviceBuffer bands(gpuCounts.size() * sizeof(float));
-  GPULAB_CUDA_CHECK(cudaMemset(bands.data(), 0xff, bands.size()));  // NaN: unwritten pixels show
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(bands.data(), 0xff, bands.size(), gpu.stream()));  // NaN: unwritten pixels show
   const std::size_t pitch = static_cast<std::size_t>(deep.imageWidth) * sizeof(float);
   renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, 0, deep.imageHeight / 3);
   renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, deep.imageHeight / 3, -1);
   std::vector<float> banded(gpuCounts.size());
-  GPULAB_CUDA_CHECK(cudaMemcpy(banded.data(), bands.data(), bands.size(), cudaMemcpyDeviceToHost));
+  GPULAB_CUDA_CHECK(
+      cudaMemcpyAsync(banded.data(), bands.data(), bands.size(), cudaMemcpyDeviceToHost, gpu.stream()));
+  gpu.synchronize();
   for (std::size_t q = 0; q < banded.size(); ++q) ASSERT_EQ(banded[q], gpuCounts[q]) << "pixel " << q;
   EXPECT_THROW(renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, 1, deep.imageHeight),
                std::invalid_argument);

@@ -949,11 +949,13 @@ TEST(MandelbrotGpuRenderer, BenchmarkCountsTheSameIterationsAsTheCpu) {
   EXPECT_FALSE(r.cpu.has_value());
 }
 
-TEST(MandelbrotGpuRenderer, BeyondFloat64NothingIsLaunched) {
+// Auto goes on past float64 (perturbation, test_deep_zoom); float64 forced there is refused up front.
+TEST(MandelbrotGpuRenderer, ForcedFloat64BeyondItsReachLaunchesNothing) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
   MandelbrotRenderer renderer;
-  EXPECT_THROW(renderer.compute(gpu, smallView(-0.75, 0.1, 1e-14, 100, 100, 100)), PrecisionLimitError);
+  EXPECT_THROW(renderer.compute(gpu, smallView(-0.75, 0.1, 1e-14, 100, 100, 100, Precision::F64)),
+               PrecisionLimitError);
   EXPECT_FALSE(renderer.hasFrame());
   EXPECT_THROW(renderer.compute(gpu, smallView(-0.75, 0.1, 0.0, 100, 100, 100)), std::invalid_argument);
   EXPECT_EQ(renderer.deviceBytes(), 0u);
