@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/buffers.hpp"
@@ -107,6 +109,40 @@ auto byDType(DType dtype, F&& f) {
   return dtype == DType::F32 ? f(float{}) : f(double{});
 }
 
+/// Throws std::invalid_argument "<what> size N is out of range: 1 to MAX <unit>" unless 1 <= n <= max.
+void checkSize(const char* what, std::size_t n, std::size_t max, const char* unit);
+
+/// The start of every experiment's private state: the stream of its GPU work (none without a GPU)
+/// and which seeded inputs the host arrays hold, so that repeated measurements do not refill them.
+struct LabState {
+  explicit LabState(bool hasGpu);
+
+  bool gpu;
+  std::optional<Stream> stream;
+
+  cudaStream_t cuStream() const noexcept { return stream ? stream->get() : nullptr; }
+  /// Throws std::runtime_error "<what> needs a CUDA device: <reason>" when there is no GPU.
+  void requireGpu(const std::string& what) const;
+  /// True, and remembered, when the host inputs must be filled anew for `dtype` at `sizes`.
+  bool needsInputs(DType dtype, const std::vector<std::int64_t>& sizes);
+
+ private:
+  std::optional<std::pair<DType, std::vector<std::int64_t>>> filled_;
+};
+
+/// A record naming what ran: the experiment, the implementation and the type at `sizes`, whose
+/// sweep axis is `size`; `gpu` says on which side.
+Record labRecord(std::string experiment, std::string impl, DType dtype, std::vector<std::int64_t> sizes, double size,
+                 bool gpu);
+
+/// The GPU steps of one measurement, as measureGpuRecords times them.
+struct GpuSteps {
+  std::function<void()> upload;
+  std::function<void()> compute;
+  std::function<void()> download;
+  std::string params = "pinned host memory";
+};
+
 /// Fills a record's timing fields from a Stats.
 void setTimes(Record& record, const Stats& stats);
 
@@ -116,6 +152,13 @@ void setTimes(Record& record, const Stats& stats);
 std::vector<Record> measureGpuRecords(const Record& base, cudaStream_t stream, const std::function<void()>& upload,
                                       const std::function<void()>& compute, const std::function<void()>& download,
                                       const MeasureOptions& options);
+
+/// One measurement of the side `base.gpu` names: `cpuRun` timed on the host (params
+/// "threads=<cpuThreads>"), or `gpu`'s steps through measureGpuRecords on `stream` (only then are
+/// they called). Each record's GB/s counts `bytesMoved`; 0 leaves the rate to the caller.
+std::vector<Record> measureSide(Record base, const MeasureOptions& options, int cpuThreads,
+                                const std::function<void()>& cpuRun, cudaStream_t stream, const GpuSteps& gpu,
+                                double bytesMoved);
 
 // ---------------------------------------------------------------------------------------------
 // Experiments, for the dispatch in lab.cpp. validate*() checks sizes (std::invalid_argument);

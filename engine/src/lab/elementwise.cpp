@@ -26,11 +26,7 @@ namespace gpulab::lab {
 
 namespace {
 
-void validateCount(std::size_t n) {
-  if (n == 0 || n > kMaxVectorElements)
-    throw std::invalid_argument("elementwise size " + std::to_string(n) + " is out of range: 1 to " +
-                                std::to_string(kMaxVectorElements) + " elements");
-}
+void validateCount(std::size_t n) { detail::checkSize("elementwise", n, kMaxVectorElements, "elements"); }
 
 template <class T>
 void loop(ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t begin, std::size_t end) {
@@ -63,19 +59,11 @@ template void elementwiseReference<double>(ElementwiseOp, double, const double*,
 // ---------------------------------------------------------------------------------------------
 // ElementwiseLab
 
-struct ElementwiseLab::State {
-  bool gpu = false;
-  std::optional<Stream> stream;
+struct ElementwiseLab::State : detail::LabState {
+  using LabState::LabState;
   DeviceBuffer x, y, out;
   detail::HostArray hostX, hostY, hostOut;
-  bool filled = false;
-  DType filledType = DType::F32;
-  std::size_t filledCount = 0;
 
-  void requireGpu() const {
-    if (!gpu)
-      throw std::runtime_error("the GPU elementwise kernel needs a CUDA device: " + detail::gpuUnavailableReason());
-  }
   void reserveDevice(std::size_t bytes) {
     x.reserve(bytes);
     y.reserve(bytes);
@@ -87,14 +75,11 @@ struct ElementwiseLab::State {
                               const MeasureOptions& options);
 };
 
-ElementwiseLab::ElementwiseLab() : state_(std::make_unique<State>()) {
-  state_->gpu = cudaAvailable();
-  if (state_->gpu) state_->stream.emplace();
-}
+constexpr const char* kGpuKernel = "the GPU elementwise kernel";
+
+ElementwiseLab::ElementwiseLab() : state_(std::make_unique<State>(hasGpu())) {}
 
 ElementwiseLab::~ElementwiseLab() = default;
-
-bool ElementwiseLab::hasGpu() const noexcept { return state_->gpu; }
 
 template <class T>
 void ElementwiseLab::run(Target target, ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t n) {
@@ -104,10 +89,10 @@ void ElementwiseLab::run(Target target, ElementwiseOp op, T a, const T* x, const
     return;
   }
   State& s = *state_;
-  s.requireGpu();
+  s.requireGpu(kGpuKernel);
   const std::size_t bytes = n * sizeof(T);
   s.reserveDevice(bytes);
-  const cudaStream_t cuStream = *s.stream;
+  const cudaStream_t cuStream = s.cuStream();
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.x.data(), x, bytes, cudaMemcpyHostToDevice, cuStream));
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.y.data(), y, bytes, cudaMemcpyHostToDevice, cuStream));
   kernels::launchElementwise(kernelOp(op), a, s.x.as<T>(), s.y.as<T>(), s.out.as<T>(), n, cuStream);
@@ -121,59 +106,40 @@ template void ElementwiseLab::run<double>(Target, ElementwiseOp, double, const d
 template <class T>
 std::vector<Record> ElementwiseLab::State::measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,
                                                    const MeasureOptions& options) {
+  validateCount(n);
+  if (target == Target::Gpu) requireGpu(kGpuKernel);
   const std::size_t bytes = n * sizeof(T);
   hostX.reserve(bytes, gpu);
   hostY.reserve(bytes, gpu);
   hostOut.reserve(bytes, gpu);
-  if (!filled || filledType != dtype || filledCount != n) {
+  if (needsInputs(dtype, {static_cast<std::int64_t>(n)})) {
     detail::fillRandom(hostX.as<T>(), n, 4);
     detail::fillRandom(hostY.as<T>(), n, 5);
-    filled = true;
-    filledType = dtype;
-    filledCount = n;
   }
   const T* hx = hostX.as<T>();
   const T* hy = hostY.as<T>();
   T* hout = hostOut.as<T>();
   const T a = static_cast<T>(kAxpyA);
-  const TimingOptions timing{options.warmup, options.reps};
 
-  Record r;
-  r.experiment = "elementwise";
+  Record r = detail::labRecord("elementwise", target == Target::Cpu ? "cpu" : "gpu", dtype,
+                               {static_cast<std::int64_t>(n)}, static_cast<double>(n), target == Target::Gpu);
   r.variant = toString(op);
-  r.impl = target == Target::Cpu ? "cpu" : "gpu";
-  r.dtype = toString(dtype);
-  r.sizes = {static_cast<std::int64_t>(n)};
-  r.size = static_cast<double>(n);
-  r.gpu = target == Target::Gpu;
-  std::vector<Record> records;
-  if (!r.gpu) {
-    r.params = "threads=" + std::to_string(detail::cpuThreadCount());
-    detail::setTimes(r, timeHost([&] { elementwiseCpu(op, a, hx, hy, hout, n); }, timing));
-    records.push_back(r);
-  } else {
-    requireGpu();
-    reserveDevice(bytes);
-    const cudaStream_t cuStream = *stream;
-    auto upload = [&] {
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(x.data(), hx, bytes, cudaMemcpyHostToDevice, cuStream));
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(y.data(), hy, bytes, cudaMemcpyHostToDevice, cuStream));
-    };
-    auto compute = [&] { kernels::launchElementwise(kernelOp(op), a, x.as<T>(), y.as<T>(), out.as<T>(), n, cuStream); };
-    auto download = [&] {
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
-    };
-    r.params = "pinned host memory";
-    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
-  }
-  for (Record& rec : records) rec.gbps = 3.0 * static_cast<double>(bytes) / (rec.medianMs * 1e6);
-  return records;
+  if (r.gpu) reserveDevice(bytes);
+  const cudaStream_t cu = cuStream();
+  const detail::GpuSteps steps{
+      [&] {
+        GPULAB_CUDA_CHECK(cudaMemcpyAsync(x.data(), hx, bytes, cudaMemcpyHostToDevice, cu));
+        GPULAB_CUDA_CHECK(cudaMemcpyAsync(y.data(), hy, bytes, cudaMemcpyHostToDevice, cu));
+      },
+      [&] { kernels::launchElementwise(kernelOp(op), a, x.as<T>(), y.as<T>(), out.as<T>(), n, cu); },
+      [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cu)); }};
+  return detail::measureSide(
+      r, options, detail::cpuThreadCount(), [&] { elementwiseCpu(op, a, hx, hy, hout, n); }, cu, steps,
+      3.0 * static_cast<double>(bytes));
 }
 
 std::vector<Record> ElementwiseLab::measure(Target target, ElementwiseOp op, DType dtype, std::size_t n,
                                             const MeasureOptions& options) {
-  validateCount(n);
-  if (target == Target::Gpu) state_->requireGpu();
   return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(target, op, dtype, n, options); });
 }
 

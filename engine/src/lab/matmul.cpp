@@ -168,17 +168,14 @@ template double relativeError<double>(const double*, const double*, std::size_t)
 // ---------------------------------------------------------------------------------------------
 // MatmulLab
 
-struct MatmulLab::State {
-  bool gpu = false;
-  std::optional<Stream> stream;
+struct MatmulLab::State : detail::LabState {
+  explicit State(bool hasGpu) : LabState(hasGpu) {
+    if (gpu) cublas = CublasHandle(*stream);
+  }
   CublasHandle cublas;
   DeviceBuffer a, b, c;
-  detail::HostArray hostA, hostB, hostC;
-  // What hostA/hostB hold, so a sweep fills each shape once for all implementations.
-  bool filled = false;
-  DType filledType = DType::F32;
-  MatmulShape filledShape;
-  std::vector<double> reference;  // float64 product of the filled inputs, when checked
+  detail::HostArray hostA, hostB, hostC;  // filled once per shape for all implementations
+  std::vector<double> reference;          // float64 product of the filled inputs, when checked
 
   template <class T>
   void launch(MatmulImpl impl, const MatmulShape& s) {
@@ -203,11 +200,6 @@ struct MatmulLab::State {
     }
   }
 
-  void requireGpu(MatmulImpl impl) const {
-    if (!gpu)
-      throw std::runtime_error(std::string(toString(impl)) + " needs a CUDA device: " + detail::gpuUnavailableReason());
-  }
-
   template <class T>
   std::vector<Record> measure(MatmulImpl impl, DType dtype, const MatmulShape& shape, const MeasureOptions& options);
 
@@ -219,17 +211,9 @@ struct MatmulLab::State {
   }
 };
 
-MatmulLab::MatmulLab() : state_(std::make_unique<State>()) {
-  state_->gpu = cudaAvailable();
-  if (state_->gpu) {
-    state_->stream.emplace();
-    state_->cublas = CublasHandle(*state_->stream);
-  }
-}
+MatmulLab::MatmulLab() : state_(std::make_unique<State>(hasGpu())) {}
 
 MatmulLab::~MatmulLab() = default;
-
-bool MatmulLab::hasGpu() const noexcept { return state_->gpu; }
 
 int MatmulLab::blasThreads() { return openblas_get_num_threads(); }
 
@@ -241,9 +225,9 @@ void MatmulLab::multiply(MatmulImpl impl, const MatmulShape& shape, const T* a, 
     return;
   }
   State& s = *state_;
-  s.requireGpu(impl);
+  s.requireGpu(std::string(toString(impl)));
   s.reserveDevice<T>(shape);
-  const cudaStream_t stream = *s.stream;
+  const cudaStream_t stream = s.cuStream();
   GPULAB_CUDA_CHECK(
       cudaMemcpyAsync(s.a.data(), a, count(shape.m, shape.k) * sizeof(T), cudaMemcpyHostToDevice, stream));
   GPULAB_CUDA_CHECK(
@@ -259,60 +243,43 @@ template void MatmulLab::multiply<double>(MatmulImpl, const MatmulShape&, const 
 template <class T>
 std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, const MatmulShape& shape,
                                               const MeasureOptions& options) {
-  State& s = *this;
+  validate(shape);
+  if (isGpu(impl)) requireGpu(std::string(toString(impl)));
   const std::size_t aBytes = count(shape.m, shape.k) * sizeof(T);
   const std::size_t bBytes = count(shape.k, shape.n) * sizeof(T);
   const std::size_t cBytes = count(shape.m, shape.n) * sizeof(T);
-  if (!s.filled || s.filledType != dtype || s.filledShape.m != shape.m || s.filledShape.n != shape.n ||
-      s.filledShape.k != shape.k) {
-    s.hostA.reserve(aBytes, s.gpu);
-    s.hostB.reserve(bBytes, s.gpu);
-    s.hostC.reserve(cBytes, s.gpu);
-    detail::fillRandom(s.hostA.as<T>(), count(shape.m, shape.k), 1);
-    detail::fillRandom(s.hostB.as<T>(), count(shape.k, shape.n), 2);
-    s.filled = true;
-    s.filledType = dtype;
-    s.filledShape = shape;
-    s.reference.clear();
+  if (needsInputs(dtype, {shape.m, shape.n, shape.k})) {
+    hostA.reserve(aBytes, gpu);
+    hostB.reserve(bBytes, gpu);
+    hostC.reserve(cBytes, gpu);
+    detail::fillRandom(hostA.as<T>(), count(shape.m, shape.k), 1);
+    detail::fillRandom(hostB.as<T>(), count(shape.k, shape.n), 2);
+    reference.clear();
   }
-  const T* ha = s.hostA.as<T>();
-  const T* hb = s.hostB.as<T>();
-  T* hc = s.hostC.as<T>();
-  const TimingOptions timing{options.warmup, options.reps};
+  const T* ha = hostA.as<T>();
+  const T* hb = hostB.as<T>();
+  T* hc = hostC.as<T>();
 
-  Record r;
-  r.experiment = "matmul";
-  r.impl = toString(impl);
-  r.dtype = toString(dtype);
-  r.sizes = {shape.m, shape.n, shape.k};
-  r.size =
+  const double size =
       shape.m == shape.n && shape.n == shape.k ? shape.m : std::cbrt(static_cast<double>(shape.m) * shape.n * shape.k);
-  r.gpu = isGpu(impl);
-  std::vector<Record> records;
-
-  if (!r.gpu) {
-    r.params = "threads=" + std::to_string(MatmulLab::blasThreads());
-    detail::setTimes(r, timeHost([&] { blasGemm(ha, hb, hc, shape); }, timing));
-    records.push_back(r);
-  } else {
-    s.requireGpu(impl);
-    s.reserveDevice<T>(shape);
-    const cudaStream_t cuStream = *s.stream;
-    auto upload = [&] {
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.a.data(), ha, aBytes, cudaMemcpyHostToDevice, cuStream));
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.b.data(), hb, bBytes, cudaMemcpyHostToDevice, cuStream));
-    };
-    auto compute = [&] { s.launch<T>(impl, shape); };
-    auto download = [&] {
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(hc, s.c.data(), cBytes, cudaMemcpyDeviceToHost, cuStream));
-    };
-    r.params = "pinned host memory";  // the timed downloads leave the product in hostC
-    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
-  }
+  const Record r =
+      detail::labRecord("matmul", std::string(toString(impl)), dtype, {shape.m, shape.n, shape.k}, size, isGpu(impl));
+  if (r.gpu) reserveDevice<T>(shape);
+  const cudaStream_t cu = cuStream();
+  const detail::GpuSteps steps{
+      [&] {
+        GPULAB_CUDA_CHECK(cudaMemcpyAsync(a.data(), ha, aBytes, cudaMemcpyHostToDevice, cu));
+        GPULAB_CUDA_CHECK(cudaMemcpyAsync(b.data(), hb, bBytes, cudaMemcpyHostToDevice, cu));
+      },
+      [&] { launch<T>(impl, shape); },
+      // the timed downloads leave the product in hostC
+      [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(hc, c.data(), cBytes, cudaMemcpyDeviceToHost, cu)); }};
+  std::vector<Record> records = detail::measureSide(
+      r, options, MatmulLab::blasThreads(), [&] { blasGemm(ha, hb, hc, shape); }, cu, steps, 0);
 
   if (options.check) {
-    if (s.reference.empty()) s.reference = matmulReference(ha, hb, shape);
-    for (Record& rec : records) rec.relativeError = relativeError(hc, s.reference.data(), count(shape.m, shape.n));
+    if (reference.empty()) reference = matmulReference(ha, hb, shape);
+    for (Record& rec : records) rec.relativeError = relativeError(hc, reference.data(), count(shape.m, shape.n));
   }
   for (Record& rec : records) rec.gflops = shape.flops() / (rec.medianMs * 1e6);
   return records;
@@ -320,8 +287,6 @@ std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, cons
 
 std::vector<Record> MatmulLab::measure(MatmulImpl impl, DType dtype, const MatmulShape& shape,
                                        const MeasureOptions& options) {
-  validate(shape);
-  if (isGpu(impl)) state_->requireGpu(impl);
   return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(impl, dtype, shape, options); });
 }
 

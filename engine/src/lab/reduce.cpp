@@ -20,11 +20,7 @@ namespace gpulab::lab {
 
 namespace {
 
-void validateCount(std::size_t n) {
-  if (n == 0 || n > kMaxVectorElements)
-    throw std::invalid_argument("reduction size " + std::to_string(n) + " is out of range: 1 to " +
-                                std::to_string(kMaxVectorElements) + " elements");
-}
+void validateCount(std::size_t n) { detail::checkSize("reduction", n, kMaxVectorElements, "elements"); }
 
 enum class Fold { Sum, SquaredDeviation, Min, Max };
 
@@ -141,26 +137,18 @@ template double reduceReference<double>(ReduceOp, const double*, std::size_t);
 // ---------------------------------------------------------------------------------------------
 // ReduceLab
 
-struct ReduceLab::State {
-  bool gpu = false;
-  std::optional<Stream> stream;
+struct ReduceLab::State : detail::LabState {
+  using LabState::LabState;
   DeviceBuffer x;
   DeviceBuffer partials;  // kReduceMaxPartials doubles
   DeviceBuffer results;   // [0] mean or the single result, [1] std
   PinnedBuffer hostResult;
   detail::HostArray hostX;
-  bool filled = false;
-  DType filledType = DType::F32;
-  std::size_t filledCount = 0;
-
-  void requireGpu() const {
-    if (!gpu) throw std::runtime_error("the GPU reduction needs a CUDA device: " + detail::gpuUnavailableReason());
-  }
 
   /// Enqueues `op` over the device copy of x; the result lands in results[resultIndex(op)].
   template <class T>
   void enqueue(ReduceOp op, std::size_t n, int maxBlocks) {
-    const cudaStream_t cuStream = *stream;
+    const cudaStream_t cuStream = this->cuStream();
     const T* dx = x.as<T>();
     double* part = partials.as<double>();
     double* res = results.as<double>();
@@ -199,23 +187,20 @@ struct ReduceLab::State {
   std::vector<Record> measure(Target target, ReduceOp op, DType dtype, std::size_t n, const MeasureOptions& options);
 };
 
-ReduceLab::ReduceLab() : state_(std::make_unique<State>()) {
-  state_->gpu = cudaAvailable();
-  if (state_->gpu) state_->stream.emplace();
-}
+constexpr const char* kGpuReduction = "the GPU reduction";
+
+ReduceLab::ReduceLab() : state_(std::make_unique<State>(hasGpu())) {}
 
 ReduceLab::~ReduceLab() = default;
-
-bool ReduceLab::hasGpu() const noexcept { return state_->gpu; }
 
 template <class T>
 double ReduceLab::reduce(Target target, ReduceOp op, const T* x, std::size_t n, int maxBlocks) {
   validateCount(n);
   if (target == Target::Cpu) return reduceCpu(op, x, n);
   State& s = *state_;
-  s.requireGpu();
+  s.requireGpu(kGpuReduction);
   s.reserveDevice(n * sizeof(T));
-  const cudaStream_t cuStream = *s.stream;
+  const cudaStream_t cuStream = s.cuStream();
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.x.data(), x, n * sizeof(T), cudaMemcpyHostToDevice, cuStream));
   s.enqueue<T>(op, n, maxBlocks);
   double result = 0;
@@ -230,53 +215,35 @@ template double ReduceLab::reduce<double>(Target, ReduceOp, const double*, std::
 template <class T>
 std::vector<Record> ReduceLab::State::measure(Target target, ReduceOp op, DType dtype, std::size_t n,
                                               const MeasureOptions& options) {
+  validateCount(n);
+  if (target == Target::Gpu) requireGpu(kGpuReduction);
   const std::size_t bytes = n * sizeof(T);
   hostX.reserve(bytes, gpu);
-  if (!filled || filledType != dtype || filledCount != n) {
-    detail::fillRandom(hostX.as<T>(), n, 6);
-    filled = true;
-    filledType = dtype;
-    filledCount = n;
-  }
+  if (needsInputs(dtype, {static_cast<std::int64_t>(n)})) detail::fillRandom(hostX.as<T>(), n, 6);
   const T* hx = hostX.as<T>();
-  const TimingOptions timing{options.warmup, options.reps};
 
-  Record r;
-  r.experiment = "reduce";
+  Record r = detail::labRecord("reduce", target == Target::Cpu ? "cpu" : "gpu", dtype, {static_cast<std::int64_t>(n)},
+                               static_cast<double>(n), target == Target::Gpu);
   r.variant = toString(op);
-  r.impl = target == Target::Cpu ? "cpu" : "gpu";
-  r.dtype = toString(dtype);
-  r.sizes = {static_cast<std::int64_t>(n)};
-  r.size = static_cast<double>(n);
-  r.gpu = target == Target::Gpu;
-  std::vector<Record> records;
-  if (!r.gpu) {
-    r.params = "threads=" + std::to_string(detail::cpuThreadCount());
-    volatile double sink = 0;
-    detail::setTimes(r, timeHost([&] { sink = reduceCpu(op, hx, n); }, timing));
-    records.push_back(r);
-  } else {
-    requireGpu();
-    reserveDevice(bytes);
-    const cudaStream_t cuStream = *stream;
-    double* hres = hostResult.as<double>();
-    auto upload = [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(x.data(), hx, bytes, cudaMemcpyHostToDevice, cuStream)); };
-    auto compute = [&] { enqueue<T>(op, n, 0); };
-    auto download = [&] {
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(hres, results.as<double>() + resultIndex(op), sizeof(double),
-                                        cudaMemcpyDeviceToHost, cuStream));
-    };
-    r.params = op == ReduceOp::Std ? "two passes, pinned host memory" : "pinned host memory";
-    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
-  }
-  for (Record& rec : records) rec.gbps = static_cast<double>(bytes) / (rec.medianMs * 1e6);
-  return records;
+  if (r.gpu) reserveDevice(bytes);
+  const cudaStream_t cu = cuStream();
+  double* hres = hostResult.as<double>();
+  volatile double sink = 0;
+  const detail::GpuSteps steps{
+      [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(x.data(), hx, bytes, cudaMemcpyHostToDevice, cu)); },
+      [&] { enqueue<T>(op, n, 0); },
+      [&] {
+        GPULAB_CUDA_CHECK(
+            cudaMemcpyAsync(hres, results.as<double>() + resultIndex(op), sizeof(double), cudaMemcpyDeviceToHost, cu));
+      },
+      op == ReduceOp::Std ? "two passes, pinned host memory" : "pinned host memory"};
+  return detail::measureSide(
+      r, options, detail::cpuThreadCount(), [&] { sink = reduceCpu(op, hx, n); }, cu, steps,
+      static_cast<double>(bytes));
 }
 
 std::vector<Record> ReduceLab::measure(Target target, ReduceOp op, DType dtype, std::size_t n,
                                        const MeasureOptions& options) {
-  validateCount(n);
-  if (target == Target::Gpu) state_->requireGpu();
   return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(target, op, dtype, n, options); });
 }
 

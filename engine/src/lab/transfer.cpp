@@ -18,10 +18,11 @@ namespace gpulab::lab {
 
 namespace {
 
-void validateBytes(std::size_t bytes) {
-  if (bytes == 0 || bytes > kMaxTransferBytes)
-    throw std::invalid_argument("transfer size " + std::to_string(bytes) + " is out of range: 1 to " +
-                                std::to_string(kMaxTransferBytes) + " bytes");
+void validateBytes(std::size_t bytes) { detail::checkSize("transfer", bytes, kMaxTransferBytes, "bytes"); }
+
+void validatePattern(std::size_t n, int iterations) {
+  detail::checkSize("pattern", n, kMaxVectorElements, "elements");
+  if (iterations < 1) throw std::invalid_argument("a pattern needs at least 1 iteration");
 }
 
 }  // namespace
@@ -103,7 +104,7 @@ struct TransferLab::State {
 };
 
 TransferLab::TransferLab() {
-  if (!cudaAvailable())
+  if (!hasGpu())
     throw std::runtime_error("the transfer experiment needs a CUDA device: " + detail::gpuUnavailableReason());
   state_ = std::make_unique<State>();
 }
@@ -134,10 +135,7 @@ void TransferLab::roundTrip(HostMemory memory, const void* in, void* out, std::s
 
 template <class T>
 void TransferLab::runPattern(CopyPattern pattern, const T* x, const T* y, T* out, std::size_t n, int iterations) {
-  if (n == 0 || n > kMaxVectorElements)
-    throw std::invalid_argument("pattern size " + std::to_string(n) + " is out of range: 1 to " +
-                                std::to_string(kMaxVectorElements) + " elements");
-  if (iterations < 1) throw std::invalid_argument("a pattern needs at least 1 iteration");
+  validatePattern(n, iterations);
   State& s = *state_;
   s.reservePattern(n * sizeof(T));
   s.enqueuePattern(pattern, x, y, out, n, iterations);
@@ -199,10 +197,7 @@ BusCeiling TransferLab::measureBusCeiling(Direction direction, std::size_t bytes
 
 Record TransferLab::measurePattern(CopyPattern pattern, DType dtype, std::size_t n, int iterations,
                                    const MeasureOptions& options) {
-  if (n == 0 || n > kMaxVectorElements)
-    throw std::invalid_argument("pattern size " + std::to_string(n) + " is out of range: 1 to " +
-                                std::to_string(kMaxVectorElements) + " elements");
-  if (iterations < 1) throw std::invalid_argument("a pattern needs at least 1 iteration");
+  validatePattern(n, iterations);
   State& s = *state_;
   const std::size_t bytes = n * dtypeSize(dtype);
   s.reservePattern(bytes);

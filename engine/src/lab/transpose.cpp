@@ -98,44 +98,19 @@ template void transposeReference<double>(const double*, double*, const Transpose
 // ---------------------------------------------------------------------------------------------
 // TransposeLab
 
-struct TransposeLab::State {
-  bool gpu = false;
-  std::optional<Stream> stream;
+struct TransposeLab::State : detail::LabState {
+  using LabState::LabState;
   DeviceBuffer in, out;
   detail::HostArray hostIn, hostOut;
-  bool filled = false;
-  DType filledType = DType::F32;
-  std::size_t filledCount = 0;
-
-  void requireGpu(TransposeImpl impl) const {
-    if (!gpu)
-      throw std::runtime_error(std::string(toString(impl)) + " needs a CUDA device: " + detail::gpuUnavailableReason());
-  }
-
-  template <class T>
-  void fill(DType dtype, std::size_t count) {
-    hostIn.reserve(count * sizeof(T), gpu);
-    hostOut.reserve(count * sizeof(T), gpu);
-    if (filled && filledType == dtype && filledCount == count) return;
-    detail::fillRandom(hostIn.as<T>(), count, 3);
-    filled = true;
-    filledType = dtype;
-    filledCount = count;
-  }
 
   template <class T>
   std::vector<Record> measure(TransposeImpl impl, DType dtype, const TransposeShape& shape,
                               const MeasureOptions& options);
 };
 
-TransposeLab::TransposeLab() : state_(std::make_unique<State>()) {
-  state_->gpu = cudaAvailable();
-  if (state_->gpu) state_->stream.emplace();
-}
+TransposeLab::TransposeLab() : state_(std::make_unique<State>(hasGpu())) {}
 
 TransposeLab::~TransposeLab() = default;
-
-bool TransposeLab::hasGpu() const noexcept { return state_->gpu; }
 
 template <class T>
 void TransposeLab::transpose(TransposeImpl impl, const TransposeShape& shape, const T* in, T* out) {
@@ -145,11 +120,11 @@ void TransposeLab::transpose(TransposeImpl impl, const TransposeShape& shape, co
     return;
   }
   State& s = *state_;
-  s.requireGpu(impl);
+  s.requireGpu(std::string(toString(impl)));
   const std::size_t bytes = elements(shape) * sizeof(T);
   s.in.reserve(bytes);
   s.out.reserve(bytes);
-  const cudaStream_t cuStream = *s.stream;
+  const cudaStream_t cuStream = s.cuStream();
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.in.data(), in, bytes, cudaMemcpyHostToDevice, cuStream));
   kernels::launchTranspose(variantOf(impl), s.in.as<T>(), s.out.as<T>(), shape.rows, shape.cols, cuStream);
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(out, s.out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
@@ -161,49 +136,36 @@ template void TransposeLab::transpose<double>(TransposeImpl, const TransposeShap
 template <class T>
 std::vector<Record> TransposeLab::State::measure(TransposeImpl impl, DType dtype, const TransposeShape& shape,
                                                  const MeasureOptions& options) {
+  validate(shape);
+  if (isGpu(impl)) requireGpu(std::string(toString(impl)));
   const std::size_t count = elements(shape);
   const std::size_t bytes = count * sizeof(T);
-  fill<T>(dtype, count);
+  hostIn.reserve(bytes, gpu);
+  hostOut.reserve(bytes, gpu);
+  if (needsInputs(dtype, {shape.rows, shape.cols})) detail::fillRandom(hostIn.as<T>(), count, 3);
   const T* hin = hostIn.as<T>();
   T* hout = hostOut.as<T>();
-  const TimingOptions timing{options.warmup, options.reps};
 
-  Record r;
-  r.experiment = "transpose";
-  r.impl = toString(impl);
-  r.dtype = toString(dtype);
-  r.sizes = {shape.rows, shape.cols};
-  r.size = shape.rows == shape.cols ? shape.rows : std::sqrt(static_cast<double>(count));
-  r.gpu = isGpu(impl);
-  std::vector<Record> records;
-  if (!r.gpu) {
-    r.params = "threads=" + std::to_string(detail::cpuThreadCount());
-    detail::setTimes(r, timeHost([&] { transposeCpu(hin, hout, shape); }, timing));
-    records.push_back(r);
-  } else {
-    requireGpu(impl);
+  const double size = shape.rows == shape.cols ? shape.rows : std::sqrt(static_cast<double>(count));
+  const Record r =
+      detail::labRecord("transpose", std::string(toString(impl)), dtype, {shape.rows, shape.cols}, size, isGpu(impl));
+  if (r.gpu) {
     in.reserve(bytes);
     out.reserve(bytes);
-    const cudaStream_t cuStream = *stream;
-    const kernels::TransposeVariant variant = variantOf(impl);
-    auto upload = [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(in.data(), hin, bytes, cudaMemcpyHostToDevice, cuStream)); };
-    auto compute = [&] {
-      kernels::launchTranspose(variant, in.as<T>(), out.as<T>(), shape.rows, shape.cols, cuStream);
-    };
-    auto download = [&] {
-      GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cuStream));
-    };
-    r.params = "pinned host memory";
-    records = detail::measureGpuRecords(r, cuStream, upload, compute, download, options);
   }
-  for (Record& rec : records) rec.gbps = 2.0 * static_cast<double>(bytes) / (rec.medianMs * 1e6);
-  return records;
+  const cudaStream_t cu = cuStream();
+  const kernels::TransposeVariant variant = r.gpu ? variantOf(impl) : kernels::TransposeVariant{};
+  const detail::GpuSteps steps{
+      [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(in.data(), hin, bytes, cudaMemcpyHostToDevice, cu)); },
+      [&] { kernels::launchTranspose(variant, in.as<T>(), out.as<T>(), shape.rows, shape.cols, cu); },
+      [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(hout, out.data(), bytes, cudaMemcpyDeviceToHost, cu)); }};
+  return detail::measureSide(
+      r, options, detail::cpuThreadCount(), [&] { transposeCpu(hin, hout, shape); }, cu, steps,
+      2.0 * static_cast<double>(bytes));
 }
 
 std::vector<Record> TransposeLab::measure(TransposeImpl impl, DType dtype, const TransposeShape& shape,
                                           const MeasureOptions& options) {
-  validate(shape);
-  if (isGpu(impl)) state_->requireGpu(impl);
   return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(impl, dtype, shape, options); });
 }
 

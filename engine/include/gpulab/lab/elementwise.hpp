@@ -28,14 +28,10 @@ constexpr EnumText enumText(ElementwiseOp) { return {"elementwise operation", "x
 template <class T>
 void elementwiseReference(ElementwiseOp op, T a, const T* x, const T* y, T* out, std::size_t n);
 
-class ElementwiseLab {
+class ElementwiseLab : public LabBase {
  public:
   ElementwiseLab();  ///< GPU resources only when a CUDA device exists
   ~ElementwiseLab();
-  ElementwiseLab(const ElementwiseLab&) = delete;
-  ElementwiseLab& operator=(const ElementwiseLab&) = delete;
-
-  bool hasGpu() const noexcept;
 
   /// Blocking, host pointers; on the GPU: upload x and y, compute, download out. `out` must not
   /// overlap x or y. Throws std::invalid_argument for n == 0 or above kMaxVectorElements.

@@ -173,6 +173,25 @@ std::vector<SizePoint> defaultSizes(Experiment experiment);
 void validate(const LabRequest& request);
 MemoryNeed memoryNeed(const LabRequest& request);
 
+/// What the experiment classes (MatmulLab, TransposeLab, ElementwiseLab, ReduceLab, TransferLab)
+/// share: GPU resources made once and reused between calls, so an instance is not copyable and
+/// serves one thread.
+class LabBase {
+ public:
+  LabBase(const LabBase&) = delete;
+  LabBase& operator=(const LabBase&) = delete;
+
+  /// Whether a CUDA device exists: the GPU implementations run only then.
+  bool hasGpu() const noexcept { return gpu_; }
+
+ protected:
+  LabBase();  ///< asks the CUDA runtime once
+  ~LabBase() = default;
+
+ private:
+  bool gpu_;
+};
+
 using RecordSink = std::function<void(const Record&)>;
 
 /// Runs a request (blocking). Each record goes to `sink` as soon as it is measured, then into the

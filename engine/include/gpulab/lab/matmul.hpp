@@ -54,14 +54,11 @@ double relativeError(const T* c, const double* ref, std::size_t count);
 
 /// Owns what the implementations reuse between calls: the stream, the cuBLAS handle and the host
 /// and device buffers (grown, never shrunk). Not thread-safe; one per worker.
-class MatmulLab {
+class MatmulLab : public LabBase {
  public:
   MatmulLab();  ///< GPU resources only when a CUDA device exists
   ~MatmulLab();
-  MatmulLab(const MatmulLab&) = delete;
-  MatmulLab& operator=(const MatmulLab&) = delete;
 
-  bool hasGpu() const noexcept;
   /// Threads OpenBLAS uses (openblas_get_num_threads).
   static int blasThreads();
 

@@ -26,14 +26,10 @@ constexpr EnumText enumText(ReduceOp) { return {"reduction", "sum|mean|std|min|m
 template <class T>
 double reduceReference(ReduceOp op, const T* x, std::size_t n);
 
-class ReduceLab {
+class ReduceLab : public LabBase {
  public:
   ReduceLab();  ///< GPU resources only when a CUDA device exists
   ~ReduceLab();
-  ReduceLab(const ReduceLab&) = delete;
-  ReduceLab& operator=(const ReduceLab&) = delete;
-
-  bool hasGpu() const noexcept;
 
   /// Blocking, host pointer; on the GPU: upload x, reduce, download the result. `maxBlocks` > 0
   /// caps the GPU grid (tests use it to force several grid-stride rounds). Throws

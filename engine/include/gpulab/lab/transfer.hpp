@@ -56,12 +56,10 @@ struct TransferSummaryRow {
 std::vector<TransferSummaryRow> summarizeTransfers(const std::vector<Record>& records);
 
 /// Needs a CUDA device: the constructor throws std::runtime_error without one.
-class TransferLab {
+class TransferLab : public LabBase {
  public:
   TransferLab();
   ~TransferLab();
-  TransferLab(const TransferLab&) = delete;
-  TransferLab& operator=(const TransferLab&) = delete;
 
   /// Copies `bytes` from `in` to the GPU through `memory` and back into `out` (blocking).
   void roundTrip(HostMemory memory, const void* in, void* out, std::size_t bytes);

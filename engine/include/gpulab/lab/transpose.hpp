@@ -40,14 +40,10 @@ TransposeShape transposeShape(const SizePoint& point);
 template <class T>
 void transposeReference(const T* in, T* out, const TransposeShape& shape);
 
-class TransposeLab {
+class TransposeLab : public LabBase {
  public:
   TransposeLab();  ///< GPU resources only when a CUDA device exists
   ~TransposeLab();
-  TransposeLab(const TransposeLab&) = delete;
-  TransposeLab& operator=(const TransposeLab&) = delete;
-
-  bool hasGpu() const noexcept;
 
   /// Blocking, host pointers; GPU implementations upload, transpose and download. `out` must not
   /// overlap `in`. Throws std::invalid_argument for a bad shape, std::runtime_error for a GPU
