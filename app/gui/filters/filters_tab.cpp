@@ -361,24 +361,11 @@ void FiltersTab::keepResult() {
         return keepAsPhoto(*state, ctx, image, generation, previousSource, source, kUndoDepth);
       },
       [this, operation](int depth) {
-        photoEditPending_ = false;
-        undoDepth_ = depth;
-        reportProblem({});
         setStatus(tr("<b>Kept</b> %1: it is now the photo, and the next filter works on it. Ctrl+Z goes back.")
                       .arg(operation.toHtmlEscaped()));
-        updateActions();
-        emit photoEditFinished();
+        finishPhotoEdit(depth, {});
       },
-      {.coalesceKey = {},
-       .failed =
-           [this](const QString& why) {
-             photoEditPending_ = false;
-             reportProblem(sentence(why));
-             updateActions();
-             emit photoEditFinished();
-           },
-       .cancelled = {},
-       .progress = {}});
+      {.failed = [this](const QString& why) { finishPhotoEdit(undoDepth_, sentence(why)); }});
 }
 
 void FiltersTab::undo() {
@@ -389,24 +376,18 @@ void FiltersTab::undo() {
   services_.engine.submit(
       this, [state](WorkerContext& ctx) { return undoKeep(*state, ctx); },
       [this](int depth) {
-        photoEditPending_ = false;
-        undoDepth_ = depth;
-        reportProblem({});
         setStatus(tr("<b>Undone</b>: back to the photo before the last Keep."));
-        updateActions();
-        emit photoEditFinished();
+        finishPhotoEdit(depth, {});
       },
-      {.coalesceKey = {},
-       .failed =
-           [this](const QString& why) {
-             photoEditPending_ = false;
-             undoDepth_ = 0;
-             reportProblem(sentence(why));
-             updateActions();
-             emit photoEditFinished();
-           },
-       .cancelled = {},
-       .progress = {}});
+      {.failed = [this](const QString& why) { finishPhotoEdit(0, sentence(why)); }});
+}
+
+void FiltersTab::finishPhotoEdit(int undoDepth, const QString& problem) {
+  photoEditPending_ = false;
+  undoDepth_ = undoDepth;
+  reportProblem(problem);
+  updateActions();
+  emit photoEditFinished();
 }
 
 }  // namespace gpulab::gui

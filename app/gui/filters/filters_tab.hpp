@@ -131,6 +131,9 @@ class FiltersTab : public QWidget {
   /// Shows one sentence as the problem (red, under the controls) and in the status bar.
   void reportProblem(const QString& text);
   void setStatus(const QString& html);
+  /// A Keep or an Undo came back from the worker: Undo can go back `undoDepth` photos; `problem` is
+  /// why it failed (empty when it worked).
+  void finishPhotoEdit(int undoDepth, const QString& problem);
   const OperationControls& current() const;
 
   TabServices& services_;
