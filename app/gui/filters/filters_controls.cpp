@@ -136,8 +136,6 @@ QWidget* FiltersTab::buildControls() {
   showGpu_->setObjectName(QStringLiteral("filterShowGpu"));
   showCpu_ = makeToggle(tr("CPU"), tr("Show what the CPU baseline computed (Keep result keeps the one shown)"));
   showCpu_->setObjectName(QStringLiteral("filterShowCpu"));
-  showGpu_->setProperty("segment", QStringLiteral("first"));
-  showCpu_->setProperty("segment", QStringLiteral("last"));
   auto* sourceGroup = new QButtonGroup(this);
   sourceGroup->setExclusive(true);
   sourceGroup->addButton(showGpu_);
@@ -145,15 +143,7 @@ QWidget* FiltersTab::buildControls() {
   showGpu_->setEnabled(false);
   showCpu_->setEnabled(false);
   auto* sourceRow = new QWidget;
-  sourceRow->setStyleSheet(segmentedStyle());
-  auto* sourceLayout = new QHBoxLayout(sourceRow);
-  sourceLayout->setContentsMargins(0, 0, 0, 0);
-  sourceLayout->setSpacing(0);
-  sourceLayout->addWidget(new QLabel(tr("Show the result of")));
-  sourceLayout->addSpacing(8);
-  sourceLayout->addWidget(showGpu_);
-  sourceLayout->addWidget(showCpu_);
-  sourceLayout->addStretch(1);
+  layOutSegmented(sourceRow, tr("Show the result of"), {showGpu_, showCpu_})->addStretch(1);
 
   error_ = new QLabel;
   error_->setObjectName(QStringLiteral("filterError"));

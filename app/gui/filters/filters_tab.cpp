@@ -78,19 +78,9 @@ QWidget* FiltersTab::buildViewPane() {
   viewInfo_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   viewInfo_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // never widens the window
 
-  split->setProperty("segment", QStringLiteral("first"));
-  result->setProperty("segment", QStringLiteral("last"));
   auto* barWidget = new QWidget;
   barWidget->setObjectName(QStringLiteral("filtersViewBar"));
-  barWidget->setStyleSheet(segmentedStyle());
-  auto* bar = new QHBoxLayout(barWidget);
-  bar->setContentsMargins(0, 0, 0, 0);
-  bar->setSpacing(0);
-  bar->addWidget(new QLabel(tr("Compare")));
-  bar->addSpacing(6);
-  bar->addWidget(split);
-  bar->addWidget(original);
-  bar->addWidget(result);
+  QHBoxLayout* bar = layOutSegmented(barWidget, tr("Compare"), {split, original, result});
   bar->addSpacing(12);
   bar->addWidget(viewInfo_, 1);
 

@@ -1,6 +1,9 @@
 #include "widgets/segmented_buttons.hpp"
 
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QToolButton>
+#include <iterator>
 
 namespace gpulab::gui {
 
@@ -23,6 +26,21 @@ QString segmentedStyle() {
       "QToolButton:disabled { color: palette(placeholder-text); background: palette(window); }"
       "QToolButton[segment=\"first\"] { border-top-left-radius: 4px; border-bottom-left-radius: 4px; }"
       "QToolButton[segment=\"last\"] { border-top-right-radius: 4px; border-bottom-right-radius: 4px; }");
+}
+
+QHBoxLayout* layOutSegmented(QWidget* holder, const QString& caption, std::initializer_list<QToolButton*> buttons) {
+  holder->setStyleSheet(segmentedStyle());
+  auto* row = new QHBoxLayout(holder);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(0);
+  row->addWidget(new QLabel(caption));
+  row->addSpacing(8);
+  for (QToolButton* button : buttons) row->addWidget(button);
+  if (buttons.size() > 0) {
+    (*buttons.begin())->setProperty("segment", QStringLiteral("first"));
+    (*std::prev(buttons.end()))->setProperty("segment", QStringLiteral("last"));
+  }
+  return row;
 }
 
 }  // namespace gpulab::gui

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <QString>
+#include <initializer_list>
 
+class QHBoxLayout;
 class QToolButton;
+class QWidget;
 
 namespace gpulab::gui {
 
@@ -13,5 +16,9 @@ namespace gpulab::gui {
 QToolButton* makeToggle(const QString& text, const QString& tip);
 /// The style sheet for the widget that holds the row.
 QString segmentedStyle();
+/// Lays out `caption` and then `buttons` as one segmented control in `holder`, which gets the style
+/// sheet and a row with no margins; the first and last buttons get their "segment" property. Returns
+/// the row, for whatever follows the buttons.
+QHBoxLayout* layOutSegmented(QWidget* holder, const QString& caption, std::initializer_list<QToolButton*> buttons);
 
 }  // namespace gpulab::gui
