@@ -33,27 +33,12 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-std::string typeName(PixelType type, int channels) {
-  return std::string(toString(type)) + "c" + std::to_string(channels);
-}
+struct BoxCase : test::FilterCaseImage {
+  int radius;
 
-struct BoxCase {
-  int width, height, radius;
-  BorderMode mode;
-  bool nonzeroValue;
-  PixelType type;
-  int channels;
-
-  double borderValue() const { return nonzeroValue ? (type == PixelType::U8 ? 37.6 : 0.75) : 0.0; }
-  Border border() const { return {mode, borderValue()}; }
-  std::string name() const {
-    const std::string border = test::borderCaseName(mode, nonzeroValue);
-    return std::to_string(width) + "x" + std::to_string(height) + "_r" + std::to_string(radius) + "_" + border + "_" +
-           typeName(type, channels);
-  }
-  Image input() const {
-    return test::filterTestImage(width, height, channels, type, unsigned(width * 7919 + height * 31 + channels));
-  }
+  Border border() const { return FilterCaseImage::border(37.6, 0.75); }
+  std::string name() const { return imageName() + "_r" + std::to_string(radius); }
+  Image input() const { return FilterCaseImage::input(7919, 31); }
 };
 
 std::vector<BoxCase> boxCases() {
@@ -87,7 +72,7 @@ std::vector<BoxCase> boxCases() {
           for (bool nonzero : {false, true}) {
             if (nonzero && m != BorderMode::Constant) continue;
             if (large && r > 7 && m != BorderMode::Reflect101 && m != BorderMode::Wrap && !nonzero) continue;
-            cases.push_back({s.w, s.h, r, m, nonzero, t.type, t.channels});
+            cases.push_back({{s.w, s.h, m, nonzero, t.type, t.channels}, r});
           }
     }
   }
@@ -102,7 +87,7 @@ const Image& referenceFor(const BoxCase& c) {
 
 ::testing::AssertionResult matches(const BoxCase& c, const Image& expected, const Image& actual, bool exactU8) {
   if (c.type == PixelType::U8) return test::imagesNear(expected, actual, exactU8 ? 0.0 : 1.0);
-  const double range = std::max(test::maxAbsSample(c.input()), std::abs(c.borderValue()));
+  const double range = std::max(test::maxAbsSample(c.input()), std::abs(c.border().value));
   return test::imagesNear(expected, actual, 1e-5 * range, 1e-5);
 }
 
@@ -183,7 +168,7 @@ TEST(BoxBlurLimits, LargestRadiusOnASmallImage) {
   for (BorderMode mode :
        {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant})
     for (PixelType type : {PixelType::U8, PixelType::F32}) {
-      const BoxCase c{7, 5, kMaxBoxRadius, mode, true, type, 1};
+      const BoxCase c{{7, 5, mode, true, type, 1}, kMaxBoxRadius};
       const Image ref = BoxBlur(c.radius, c.border()).runReference(c.input());
       EXPECT_TRUE(matches(c, ref, BoxBlur(c.radius, c.border()).runCpu(c.input()), false)) << c.name();
       EXPECT_TRUE(matches(c, ref, emulate(c, BoxBlurPath::SummedArea, 1), true)) << c.name();
@@ -265,7 +250,7 @@ Image emulate(const BoxCase& c, BoxBlurPath path, int residentBlocks) {
     const kernels::Plane<T> inPlane{reinterpret_cast<T*>(srcBase), c.width, c.height, pitch};
     const kernels::Plane<T> outPlane{reinterpret_cast<T*>(dstBase), c.width, c.height, pitch};
     const T fill =
-        c.type == PixelType::U8 ? T(std::clamp(std::nearbyint(c.borderValue()), 0.0, 255.0)) : T(c.borderValue());
+        c.type == PixelType::U8 ? T(std::clamp(std::nearbyint(c.border().value), 0.0, 255.0)) : T(c.border().value);
     for (int ch = 0; ch < c.channels; ++ch) {
       for (int y = 0; y < c.height; ++y)
         for (int x = 0; x < c.width; ++x) inPlane(x, y) = in.at<T>(x, y, ch);
@@ -360,7 +345,7 @@ INSTANTIATE_TEST_SUITE_P(Table, BoxBlurCase, ::testing::ValuesIn(boxCases()),
 TEST(BoxBlurGpu, LargeImageEveryTiledPathAgainstReference) {
   GPULAB_REQUIRE_GPU();
   // Wide enough for several column tiles, tall enough for many row segments; odd sizes.
-  const BoxCase c{2053, 1031, 15, BorderMode::Reflect101, false, PixelType::F32, 1};
+  const BoxCase c{{2053, 1031, BorderMode::Reflect101, false, PixelType::F32, 1}, 15};
   const Image in = c.input();
   const Image ref = BoxBlur(c.radius, c.border()).runReference(in);
   GpuContext gpu;

@@ -234,113 +234,77 @@ struct ScipyCase {
 // valid; in 'same' mode our correlation is OpenCV's filter2D with anchor (kw/2, kh/2), which for
 // even kernels is NOT scipy's correlate2d 'same'). Every number was also checked against a literal
 // quadruple loop of scipy's definition.
-constexpr double kCase0Kernel[] = {1, 2, 3, 4};
+constexpr double kKernel2x2[] = {1, 2, 3, 4};
+constexpr double kKernel3x3[] = {1, 2, 0, 0, 1, -1, 3, 0, 2};
+constexpr double kKernel4x3[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
+constexpr double kKernel5x4[] = {1, 2, 0, -1, 3, 0, 1, 4, 2, -2, 2, -1, 1, 0, 1, -3, 0, 2, 1, 1};
+constexpr double kKernel1x1[] = {2};
+
 constexpr double kCase0Expected[] = {3, 7, 6, 9, 14, 34, 36, 29, 20, 60, 53, 44};
-constexpr double kCase1Kernel[] = {1, 2, 3, 4};
 constexpr double kCase1Expected[] = {3, 7, 6, 9, 2, 14, 34, 36, 29, 16, 20, 60, 53, 44, 40, 15, 29, 27, 44, 32};
-constexpr double kCase2Kernel[] = {1, 2, 3, 4};
 constexpr double kCase2Expected[] = {34, 36, 29, 60, 53, 44};
-constexpr double kCase3Kernel[] = {1, 2, 3, 4};
 constexpr double kCase3Expected[] = {56, 54, 48, 35, 36, 34, 36, 29, 62, 60, 53, 44};
-constexpr double kCase4Kernel[] = {1, 2, 0, 0, 1, -1, 3, 0, 2};
 constexpr double kCase4Expected[] = {66, 34, 49, 21, 14, 33, 16, 45, 66, 34, 48, 27};
-constexpr double kCase5Kernel[] = {1, 2, 0, 0, 1, -1, 3, 0, 2};
 constexpr double kCase5Expected[] = {28, 36, 18, 26, 22, 33, 16, 39, 50, 25, 56, 49};
-constexpr double kCase6Kernel[] = {1, 2, 0, 0, 1, -1, 3, 0, 2};
 constexpr double kCase6Expected[] = {35, 23, 38, 15, 35, 23, 35, 56, 27, 55, 35, 56, 32, 33, 37,
                                      30, 32, 33, 35, 23, 38, 15, 35, 23, 35, 56, 27, 55, 35, 56};
-constexpr double kCase7Kernel[] = {1, 2, 0, 0, 1, -1, 3, 0, 2};
 constexpr double kCase7Expected[] = {44, 21, 51, 24, 26, 37, 30, 37, 38, 46, 35, 45};
-constexpr double kCase8Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase8Expected[] = {19, 22, 29, 9, 27, 51, 21, 36, 47, 15, 40, 53};
-constexpr double kCase9Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase9Expected[] = {30, 24, 43, 4, 35, 46, 21, 37, 32, 15, 31, 46};
-constexpr double kCase10Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase10Expected[] = {25.5, 18, 34.5, 7, 21.5, 53, 21, 33.5, 33, 7.5, 36, 36};
-constexpr double kCase11Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase11Expected[] = {13, 35, 4,  26, 24, 0,  35, 35, 19, 22, 29, 9,  26, 23, 34, 27, 51, 21,
                                       36, 50, 18, 26, 47, 15, 40, 53, 42, 54, 44, 29, 30, 48, 33, 43, 42};
-constexpr double kCase12Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase12Expected[] = {21};
-constexpr double kCase13Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase13Expected[] = {12, 2, 5, 27, 13, 17, 51, 11, 6, 34, 17, 44};
-constexpr double kCase14Kernel[] = {1, 0, 2, -1, 0, 3, 1, 0, 2, -2, 0, 1};
 constexpr double kCase14Expected[] = {51};
-constexpr double kCase15Kernel[] = {1, 2, 0, -1, 3, 0, 1, 4, 2, -2, 2, -1, 1, 0, 1, -3, 0, 2, 1, 1};
 constexpr double kCase15Expected[] = {55, 75, 52, 80, 59, 77};
-constexpr double kCase16Kernel[] = {1, 2, 0, -1, 3, 0, 1, 4, 2, -2, 2, -1, 1, 0, 1, -3, 0, 2, 1, 1};
 constexpr double kCase16Expected[] = {41, 86, 51, 80, 43, 88};
-constexpr double kCase17Kernel[] = {1, 2, 0, -1, 3, 0, 1, 4, 2, -2, 2, -1, 1, 0, 1, -3, 0, 2, 1, 1};
 constexpr double kCase17Expected[] = {46, 85, 46, 85, 46, 85, 45, 84, 45, 84, 45, 84, 51, 81, 51, 81, 51, 81,
                                       46, 85, 46, 85, 46, 85, 45, 84, 45, 84, 45, 84, 51, 81, 51, 81, 51, 81};
-constexpr double kCase18Kernel[] = {1, 2, 0, -1, 3, 0, 1, 4, 2, -2, 2, -1, 1, 0, 1, -3, 0, 2, 1, 1};
 constexpr double kCase18Expected[] = {56, 95, 54, 93, 51, 97};
-constexpr double kCase19Kernel[] = {1, 2, 0, -1, 3, 0, 1, 4, 2, -2, 2, -1, 1, 0, 1, -3, 0, 2, 1, 1};
 constexpr double kCase19Expected[] = {-11, 0,   2, -17, -13, 10,  -12, 2,   24,  22, -7, -3, -5,  16,  16, 31, 3,  3,
                                       -19, -19, 6, 56,  11,  -15, -14, -26, -16, 15, 0,  4,  -23, -41, -8, 7,  -2, -5};
-constexpr double kCase20Kernel[] = {2};
 constexpr double kCase20Expected[] = {6, 2, 8, 2, 10, 18, 4, 12, 10, 6, 10, 16};
 
 constexpr ScipyCase kScipyCases[] = {
-    // scipy.signal.convolve2d(same, boundary=fill)
-    {"k2x2_same_constant0", &kPi, 2, 2, kCase0Kernel, ConvMode::Same, BorderMode::Constant, 0.0, false, 4, 3,
+    {"k2x2_same_constant0", &kPi, 2, 2, kKernel2x2, ConvMode::Same, BorderMode::Constant, 0.0, false, 4, 3,
      kCase0Expected},
-    // scipy.signal.convolve2d(full, boundary=fill)
-    {"k2x2_full_constant0", &kPi, 2, 2, kCase1Kernel, ConvMode::Full, BorderMode::Constant, 0.0, false, 5, 4,
+    {"k2x2_full_constant0", &kPi, 2, 2, kKernel2x2, ConvMode::Full, BorderMode::Constant, 0.0, false, 5, 4,
      kCase1Expected},
-    // numpy.pad(mode=reflect) then scipy.signal.convolve2d(valid)
-    {"k2x2_valid", &kPi, 2, 2, kCase2Kernel, ConvMode::Valid, BorderMode::Reflect101, 0.0, false, 3, 2, kCase2Expected},
-    // numpy.pad(mode=reflect) then scipy.signal.convolve2d(valid)
-    {"k2x2_same_reflect101", &kPi, 2, 2, kCase3Kernel, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 4, 3,
+    {"k2x2_valid", &kPi, 2, 2, kKernel2x2, ConvMode::Valid, BorderMode::Reflect101, 0.0, false, 3, 2, kCase2Expected},
+    {"k2x2_same_reflect101", &kPi, 2, 2, kKernel2x2, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 4, 3,
      kCase3Expected},
-    // numpy.pad(mode=reflect) then scipy.signal.convolve2d(valid)
-    {"k3x3_same_reflect101", &kPi, 3, 3, kCase4Kernel, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 4, 3,
+    {"k3x3_same_reflect101", &kPi, 3, 3, kKernel3x3, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 4, 3,
      kCase4Expected},
-    // numpy.pad(mode=edge) then scipy.signal.convolve2d(valid)
-    {"k3x3_same_replicate", &kPi, 3, 3, kCase5Kernel, ConvMode::Same, BorderMode::Replicate, 0.0, false, 4, 3,
+    {"k3x3_same_replicate", &kPi, 3, 3, kKernel3x3, ConvMode::Same, BorderMode::Replicate, 0.0, false, 4, 3,
      kCase5Expected},
-    // scipy.signal.correlate2d(full, boundary=wrap)
-    {"k3x3_full_wrap_correlate", &kPi, 3, 3, kCase6Kernel, ConvMode::Full, BorderMode::Wrap, 0.0, true, 6, 5,
+    {"k3x3_full_wrap_correlate", &kPi, 3, 3, kKernel3x3, ConvMode::Full, BorderMode::Wrap, 0.0, true, 6, 5,
      kCase6Expected},
-    // scipy.signal.convolve2d with the flipped kernel(same, boundary=symm)
-    {"k3x3_same_reflect_correlate", &kPi, 3, 3, kCase7Kernel, ConvMode::Same, BorderMode::Reflect, 0.0, true, 4, 3,
+    {"k3x3_same_reflect_correlate", &kPi, 3, 3, kKernel3x3, ConvMode::Same, BorderMode::Reflect, 0.0, true, 4, 3,
      kCase7Expected},
-    // scipy.signal.convolve2d(same, boundary=symm)
-    {"k4x3_same_reflect", &kPi, 4, 3, kCase8Kernel, ConvMode::Same, BorderMode::Reflect, 0.0, false, 4, 3,
+    {"k4x3_same_reflect", &kPi, 4, 3, kKernel4x3, ConvMode::Same, BorderMode::Reflect, 0.0, false, 4, 3,
      kCase8Expected},
-    // scipy.signal.convolve2d(same, boundary=wrap)
-    {"k4x3_same_wrap", &kPi, 4, 3, kCase9Kernel, ConvMode::Same, BorderMode::Wrap, 0.0, false, 4, 3, kCase9Expected},
-    // scipy.signal.convolve2d(same, boundary=fill)
-    {"k4x3_same_constant2p5", &kPi, 4, 3, kCase10Kernel, ConvMode::Same, BorderMode::Constant, 2.5, false, 4, 3,
+    {"k4x3_same_wrap", &kPi, 4, 3, kKernel4x3, ConvMode::Same, BorderMode::Wrap, 0.0, false, 4, 3, kCase9Expected},
+    {"k4x3_same_constant2p5", &kPi, 4, 3, kKernel4x3, ConvMode::Same, BorderMode::Constant, 2.5, false, 4, 3,
      kCase10Expected},
-    // scipy.signal.convolve2d(full, boundary=symm)
-    {"k4x3_full_reflect", &kPi, 4, 3, kCase11Kernel, ConvMode::Full, BorderMode::Reflect, 0.0, false, 7, 5,
+    {"k4x3_full_reflect", &kPi, 4, 3, kKernel4x3, ConvMode::Full, BorderMode::Reflect, 0.0, false, 7, 5,
      kCase11Expected},
-    // scipy.signal.convolve2d(valid, boundary=wrap)
-    {"k4x3_valid", &kPi, 4, 3, kCase12Kernel, ConvMode::Valid, BorderMode::Wrap, 0.0, false, 1, 1, kCase12Expected},
-    // scipy.signal.convolve2d with the flipped kernel(same, boundary=fill)
-    {"k4x3_same_constant0_correlate", &kPi, 4, 3, kCase13Kernel, ConvMode::Same, BorderMode::Constant, 0.0, true, 4, 3,
+    {"k4x3_valid", &kPi, 4, 3, kKernel4x3, ConvMode::Valid, BorderMode::Wrap, 0.0, false, 1, 1, kCase12Expected},
+    {"k4x3_same_constant0_correlate", &kPi, 4, 3, kKernel4x3, ConvMode::Same, BorderMode::Constant, 0.0, true, 4, 3,
      kCase13Expected},
-    // scipy.signal.correlate2d(valid, boundary=symm)
-    {"k4x3_valid_correlate", &kPi, 4, 3, kCase14Kernel, ConvMode::Valid, BorderMode::Reflect, 0.0, true, 1, 1,
+    {"k4x3_valid_correlate", &kPi, 4, 3, kKernel4x3, ConvMode::Valid, BorderMode::Reflect, 0.0, true, 1, 1,
      kCase14Expected},
-    // scipy.signal.convolve2d(same, boundary=symm)
-    {"k5x4_larger_same_reflect", &kSmall, 5, 4, kCase15Kernel, ConvMode::Same, BorderMode::Reflect, 0.0, false, 2, 3,
+    {"k5x4_larger_same_reflect", &kSmall, 5, 4, kKernel5x4, ConvMode::Same, BorderMode::Reflect, 0.0, false, 2, 3,
      kCase15Expected},
-    // numpy.pad(mode=reflect) then scipy.signal.convolve2d(valid)
-    {"k5x4_larger_same_reflect101", &kSmall, 5, 4, kCase16Kernel, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 2,
-     3, kCase16Expected},
-    // scipy.signal.convolve2d(full, boundary=wrap)
-    {"k5x4_larger_full_wrap", &kSmall, 5, 4, kCase17Kernel, ConvMode::Full, BorderMode::Wrap, 0.0, false, 6, 6,
+    {"k5x4_larger_same_reflect101", &kSmall, 5, 4, kKernel5x4, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 2, 3,
+     kCase16Expected},
+    {"k5x4_larger_full_wrap", &kSmall, 5, 4, kKernel5x4, ConvMode::Full, BorderMode::Wrap, 0.0, false, 6, 6,
      kCase17Expected},
-    // numpy.pad(mode=edge) then scipy.signal.convolve2d(valid) with the flipped kernel
-    {"k5x4_larger_same_replicate_correlate", &kSmall, 5, 4, kCase18Kernel, ConvMode::Same, BorderMode::Replicate, 0.0,
+    {"k5x4_larger_same_replicate_correlate", &kSmall, 5, 4, kKernel5x4, ConvMode::Same, BorderMode::Replicate, 0.0,
      true, 2, 3, kCase18Expected},
-    // scipy.signal.convolve2d(full, boundary=fill)
-    {"k5x4_larger_full_constantm1", &kSmall, 5, 4, kCase19Kernel, ConvMode::Full, BorderMode::Constant, -1.0, false, 6,
-     6, kCase19Expected},
-    // numpy.pad(mode=reflect) then scipy.signal.convolve2d(valid)
-    {"k1x1_same_reflect101", &kPi, 1, 1, kCase20Kernel, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 4, 3,
+    {"k5x4_larger_full_constantm1", &kSmall, 5, 4, kKernel5x4, ConvMode::Full, BorderMode::Constant, -1.0, false, 6, 6,
+     kCase19Expected},
+    {"k1x1_same_reflect101", &kPi, 1, 1, kKernel1x1, ConvMode::Same, BorderMode::Reflect101, 0.0, false, 4, 3,
      kCase20Expected},
 };
 

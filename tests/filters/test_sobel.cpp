@@ -35,24 +35,12 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-struct SobelCase {
-  int width, height;
-  BorderMode mode;
-  bool nonzeroValue;
-  PixelType type;
-  int channels;
+struct SobelCase : test::FilterCaseImage {
   SobelComponent component;
 
-  double borderValue() const { return nonzeroValue ? (type == PixelType::U8 ? 99.5 : 2.25) : 0.0; }
-  Border border() const { return {mode, borderValue()}; }
-  std::string name() const {
-    const std::string border = test::borderCaseName(mode, nonzeroValue);
-    return std::to_string(width) + "x" + std::to_string(height) + "_" + border + "_" + std::string(toString(type)) +
-           "c" + std::to_string(channels) + "_" + std::string(toString(component));
-  }
-  Image input() const {
-    return test::filterTestImage(width, height, channels, type, unsigned(width * 104729 + height * 17 + channels));
-  }
+  Border border() const { return FilterCaseImage::border(99.5, 2.25); }
+  std::string name() const { return imageName() + "_" + std::string(toString(component)); }
+  Image input() const { return FilterCaseImage::input(104729, 17); }
 };
 
 std::vector<SobelCase> sobelCases() {
@@ -73,7 +61,7 @@ std::vector<SobelCase> sobelCases() {
           if (nonzero && m != BorderMode::Constant) continue;
           for (SobelComponent c :
                {SobelComponent::Magnitude, SobelComponent::X, SobelComponent::Y, SobelComponent::Direction})
-            cases.push_back({s.w, s.h, m, nonzero, t.type, t.channels, c});
+            cases.push_back({{s.w, s.h, m, nonzero, t.type, t.channels}, c});
         }
   return cases;
 }
@@ -84,7 +72,7 @@ const Image& referenceFor(const SobelCase& c) {
 }
 
 // The luminance's range (what the gradients scale with) and the border value's.
-double rangeOf(const SobelCase& c) { return std::max(test::maxAbsSample(c.input()), std::abs(c.borderValue())); }
+double rangeOf(const SobelCase& c) { return std::max(test::maxAbsSample(c.input()), std::abs(c.border().value)); }
 
 ::testing::AssertionResult directionsNear(const SobelCase& c, const Image& expected, const Image& actual) {
   if (expected.width() != actual.width() || expected.height() != actual.height() || expected.type() != actual.type())
@@ -136,7 +124,7 @@ Image emulate(const SobelCase& c) {
     auto plane = [&](std::vector<T>& v) { return kernels::Plane<const T>{v.data(), c.width, c.height, pitch}; };
     const kernels::Plane<T> outPlane{target.data(), c.width, c.height, pitch};
     kernels::runSobelOnHost<T>(plane(planes[0]), plane(planes[1]), plane(planes[2]), c.channels >= 3, outPlane,
-                               toKernel(c.component), toKernel(c.mode), static_cast<float>(c.borderValue()));
+                               toKernel(c.component), toKernel(c.mode), static_cast<float>(c.border().value));
     for (int y = 0; y < c.height; ++y)
       for (int x = 0; x < c.width; ++x) out.at<T>(x, y) = outPlane(x, y);
   };

@@ -96,6 +96,31 @@ inline std::string borderCaseName(BorderMode mode, bool nonzeroValue) {
   return name;
 }
 
+/// What every filter's test table varies besides the filter's own parameters: the image (size,
+/// type, channels) and the border (its mode and, for constant, a zero or a non-zero value).
+struct FilterCaseImage {
+  int width, height;
+  BorderMode mode;
+  bool nonzeroValue;
+  PixelType type;
+  int channels;
+
+  /// The border, its constant value `u8Value` or `floatValue` by the type where non-zero.
+  Border border(double u8Value, double floatValue) const {
+    return {mode, nonzeroValue ? (type == PixelType::U8 ? u8Value : floatValue) : 0.0};
+  }
+  /// "13x7_constantV_u8c3": the start of a case's name.
+  std::string imageName() const {
+    return std::to_string(width) + "x" + std::to_string(height) + "_" + borderCaseName(mode, nonzeroValue) + "_" +
+           std::string(toString(type)) + "c" + std::to_string(channels);
+  }
+  /// filterTestImage seeded by the size and channels (each suite its own multipliers).
+  Image input(unsigned widthFactor, unsigned heightFactor) const {
+    return filterTestImage(width, height, channels, type,
+                           unsigned(width) * widthFactor + unsigned(height) * heightFactor + unsigned(channels));
+  }
+};
+
 /// Passes when every sample of `actual` is within `absTol + relTol * |expected|` of `expected`;
 /// otherwise names the first differing pixel with both values and how many differ.
 inline ::testing::AssertionResult imagesNear(const Image& expected, const Image& actual, double absTol,

@@ -143,16 +143,4 @@ std::vector<Record> ElementwiseLab::measure(Target target, ElementwiseOp op, DTy
   return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(target, op, dtype, n, options); });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Sweep
-
-namespace detail {
-
-void runElementwise(const LabRequest& request, Sweep& sweep) {
-  ElementwiseLab lab;
-  runVectorSweep(request, sweep, lab, parseEnumOrThrow<ElementwiseOp>, static_cast<std::int64_t>(kMaxVectorElements),
-                 3);
-}
-
-}  // namespace detail
 }  // namespace gpulab::lab

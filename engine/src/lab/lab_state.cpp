@@ -1,9 +1,11 @@
-// What the experiment classes share: the GPU and its stream, the seeded inputs they hold, and one
-// measurement of either side.
+// What the experiment classes share: the GPU and its stream, the seeded inputs they hold, one
+// measurement of either side, and the sweeps of the two vector experiments.
 #include <stdexcept>
 #include <string>
 
 #include "gpulab/core/device.hpp"
+#include "gpulab/lab/elementwise.hpp"
+#include "gpulab/lab/reduce.hpp"
 #include "internal/lab_detail.hpp"
 
 namespace gpulab::lab {
@@ -59,6 +61,17 @@ std::vector<Record> measureSide(Record base, const MeasureOptions& options, int 
   if (bytesMoved > 0)
     for (Record& r : records) r.gbps = bytesMoved / (r.medianMs * 1e6);
   return records;
+}
+
+void runElementwise(const LabRequest& request, Sweep& sweep) {
+  ElementwiseLab lab;  // x, y and out: 3 arrays in the working set
+  runVectorSweep(request, sweep, lab, parseEnumOrThrow<ElementwiseOp>, static_cast<std::int64_t>(kMaxVectorElements),
+                 3);
+}
+
+void runReduce(const LabRequest& request, Sweep& sweep) {
+  ReduceLab lab;  // x alone
+  runVectorSweep(request, sweep, lab, parseEnumOrThrow<ReduceOp>, static_cast<std::int64_t>(kMaxVectorElements), 1);
 }
 
 }  // namespace detail

@@ -247,15 +247,4 @@ std::vector<Record> ReduceLab::measure(Target target, ReduceOp op, DType dtype, 
   return detail::byDType(dtype, [&](auto t) { return state_->measure<decltype(t)>(target, op, dtype, n, options); });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Sweep
-
-namespace detail {
-
-void runReduce(const LabRequest& request, Sweep& sweep) {
-  ReduceLab lab;
-  runVectorSweep(request, sweep, lab, parseEnumOrThrow<ReduceOp>, static_cast<std::int64_t>(kMaxVectorElements), 1);
-}
-
-}  // namespace detail
 }  // namespace gpulab::lab
