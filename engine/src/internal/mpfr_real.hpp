@@ -29,6 +29,29 @@ class MpfrReal {
   mpfr_t value_;
 };
 
+/// A point z = x + iy of a Mandelbrot orbit in MPFR with its squares x2, y2 kept (each step needs
+/// them and escape tests read them), and one scratch number.
+struct MpfrOrbitPoint {
+  explicit MpfrOrbitPoint(long bits) : x(bits), y(bits), x2(bits), y2(bits), t(bits) {}
+
+  /// z = z^2 + c, then the squares of the new z.
+  void step(mpfr_srcptr cx, mpfr_srcptr cy) {
+    mpfr_mul(t, x, y, MPFR_RNDN);
+    mpfr_mul_2ui(t, t, 1, MPFR_RNDN);
+    mpfr_add(y, t, cy, MPFR_RNDN);
+    mpfr_sub(x, x2, y2, MPFR_RNDN);
+    mpfr_add(x, x, cx, MPFR_RNDN);
+    square();
+  }
+  /// x2, y2 of the current z.
+  void square() {
+    mpfr_sqr(x2, x, MPFR_RNDN);
+    mpfr_sqr(y2, y, MPFR_RNDN);
+  }
+
+  MpfrReal x, y, x2, y2, t;
+};
+
 /// target = value, rounded to target's precision.
 void setDecimal(mpfr_ptr target, const DecimalNumber& value);
 /// `digits` significant decimal digits of value (0: as many as its precision holds, plus 2).

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <iterator>
 #include <stdexcept>
 #include <system_error>
 
@@ -20,21 +21,9 @@ namespace gpulab::io_detail {
 namespace fs = std::filesystem;
 
 std::string_view formatName(FileFormat format) {
-  switch (format) {
-    case FileFormat::Png:
-      return "PNG";
-    case FileFormat::Jpeg:
-      return "JPEG";
-    case FileFormat::Bmp:
-      return "BMP";
-    case FileFormat::Tga:
-      return "TGA";
-    case FileFormat::Pnm:
-      return "PNM";
-    case FileFormat::Npy:
-      return ".npy";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"PNG", "JPEG", "BMP", "TGA", "PNM", ".npy"};  // FileFormat's order
+  static_assert(std::size(kNames) == static_cast<std::size_t>(FileFormat::Npy) + 1);
+  return kNames[static_cast<int>(format)];
 }
 
 // ---- bytes ---------------------------------------------------------------------------------------

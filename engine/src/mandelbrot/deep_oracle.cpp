@@ -23,19 +23,13 @@ bool mayEscape(mpfr_srcptr x2, mpfr_srcptr y2) {
 }
 
 OracleEscape iterate(mpfr_srcptr cx, mpfr_srcptr cy, int maxIterations, int precisionBits) {
-  MpfrReal x(precisionBits), y(precisionBits), x2(precisionBits), y2(precisionBits), t(precisionBits);
-  for (int n = 0; n < maxIterations; ++n) {  // x, y = z_n; x2, y2 = its squares
-    if (mayEscape(x2, y2)) {
-      mpfr_add(t, x2, y2, MPFR_RNDN);
-      if (mpfr_cmp_ui(t, 65536) > 0) return {n, mpfr_get_d(t, MPFR_RNDN)};
+  MpfrOrbitPoint z(precisionBits);  // z_n, from z_0 = 0
+  for (int n = 0; n < maxIterations; ++n) {
+    if (mayEscape(z.x2, z.y2)) {
+      mpfr_add(z.t, z.x2, z.y2, MPFR_RNDN);
+      if (mpfr_cmp_ui(z.t, 65536) > 0) return {n, mpfr_get_d(z.t, MPFR_RNDN)};
     }
-    mpfr_mul(t, x, y, MPFR_RNDN);
-    mpfr_mul_2ui(t, t, 1, MPFR_RNDN);
-    mpfr_add(y, t, cy, MPFR_RNDN);
-    mpfr_sub(x, x2, y2, MPFR_RNDN);
-    mpfr_add(x, x, cx, MPFR_RNDN);
-    mpfr_sqr(x2, x, MPFR_RNDN);
-    mpfr_sqr(y2, y, MPFR_RNDN);
+    z.step(cx, cy);
   }
   return {};
 }

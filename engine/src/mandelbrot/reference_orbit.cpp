@@ -57,31 +57,25 @@ ReferenceOrbit ReferenceOrbit::compute(const DecimalNumber& cx, const DecimalNum
   r.extended_.push_back(ExtendedComplex{});
 
   // Every number is allocated once; the loop only calls MPFR arithmetic and two roundings to double.
-  MpfrReal x(precisionBits), y(precisionBits), x2(precisionBits), y2(precisionBits), t(precisionBits);
+  MpfrOrbitPoint z(precisionBits);
   MpfrReal ccx(precisionBits), ccy(precisionBits);
   setDecimal(ccx, cx);
   setDecimal(ccy, cy);
   // Z_1 = C is kept even for maxIterations = 1, so that every orbit has the 2 points the kernels expect.
   const int end = maxIterations > 2 ? maxIterations : 2;
   for (int m = 1; m < end; ++m) {
-    if (m == 1) {
-      mpfr_set(x, ccx, MPFR_RNDN);
-      mpfr_set(y, ccy, MPFR_RNDN);
+    if (m == 1) {  // Z_1 = C
+      mpfr_set(z.x, ccx, MPFR_RNDN);
+      mpfr_set(z.y, ccy, MPFR_RNDN);
+      z.square();
     } else {
-      // Z_m = (x^2 - y^2 + cx) + i (2xy + cy), x^2 and y^2 kept from the step before.
-      mpfr_mul(t, x, y, MPFR_RNDN);
-      mpfr_mul_2ui(t, t, 1, MPFR_RNDN);
-      mpfr_add(y, t, ccy, MPFR_RNDN);
-      mpfr_sub(x, x2, y2, MPFR_RNDN);
-      mpfr_add(x, x, ccx, MPFR_RNDN);
+      z.step(ccx, ccy);
     }
-    mpfr_sqr(x2, x, MPFR_RNDN);
-    mpfr_sqr(y2, y, MPFR_RNDN);
-    const double dx = mpfr_get_d(x, MPFR_RNDN);
-    const double dy = mpfr_get_d(y, MPFR_RNDN);
+    const double dx = mpfr_get_d(z.x, MPFR_RNDN);
+    const double dy = mpfr_get_d(z.y, MPFR_RNDN);
     r.doubles_.push_back(dx);
     r.doubles_.push_back(dy);
-    r.extended_.push_back(extendedPoint(x, y, dx, dy));
+    r.extended_.push_back(extendedPoint(z.x, z.y, dx, dy));
     if (dx * dx + dy * dy > kEscapeRadius2) {
       r.escaped_ = true;
       break;

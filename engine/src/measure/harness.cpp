@@ -18,41 +18,20 @@ namespace gpulab {
 // Policies
 
 MeasurePolicy MeasurePolicy::command(int reps) {
-  MeasurePolicy p;
-  p.gpuReps = reps > 0 ? reps : 10;
-  p.cpuReps = reps > 0 ? reps : 3;
-  p.cpuWarmup = p.cpuReps > 1 ? 1 : 0;
-  return p;
+  const int cpuReps = reps > 0 ? reps : 3;
+  return {.gpuReps = reps > 0 ? reps : 10, .cpuWarmup = cpuReps > 1 ? 1 : 0, .cpuReps = cpuReps};
 }
 
 MeasurePolicy MeasurePolicy::benchmark(int reps) {
-  MeasurePolicy p;
-  p.gpuReps = std::max(reps, 1);
-  p.cpuReps = std::clamp(reps, 1, 5);
-  p.cpuBudgetMs = 2000;
-  return p;
+  return {.gpuReps = std::max(reps, 1), .cpuReps = std::clamp(reps, 1, 5), .cpuBudgetMs = 2000};
 }
 
 MeasurePolicy MeasurePolicy::interactive() {
-  MeasurePolicy p;
-  p.gpuWarmup = 2;
-  p.gpuReps = 10;
-  p.gpuSlowMs = 20;
-  p.gpuSlowReps = 5;
-  p.transferReps = 3;
-  p.cpuReps = 5;
-  p.cpuBudgetMs = 2000;
-  return p;
+  return {.gpuSlowMs = 20, .transferReps = 3, .cpuReps = 5, .cpuBudgetMs = 2000};
 }
 
 MeasurePolicy MeasurePolicy::once() {
-  MeasurePolicy p;
-  p.gpuWarmup = 0;
-  p.gpuReps = 1;
-  p.transferReps = 1;
-  p.cpuWarmup = 0;
-  p.cpuReps = 1;
-  return p;
+  return {.gpuWarmup = 0, .gpuReps = 1, .transferReps = 1, .cpuWarmup = 0, .cpuReps = 1};
 }
 
 namespace {
