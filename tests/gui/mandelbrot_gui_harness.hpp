@@ -93,6 +93,31 @@ struct Harness {
     QMouseEvent event(type, pos, canvas().mapToGlobal(pos), button, buttons, Qt::NoModifier);
     QCoreApplication::sendEvent(&canvas(), &event);
   }
+  /// Saves the view as a PNG of `size` pixels at `path` and waits until it is written.
+  ::testing::AssertionResult savePng(const QString& path, QSize size, int supersample) {
+    int done = 0;
+    const QMetaObject::Connection saved =
+        QObject::connect(&tab, &MandelbrotTab::pngSaved, [&](const QString& p) { done += p == path; });
+    tab.savePng(path, size, supersample);
+    const bool ended = waitUntil([&] { return done == 1 || !lastError.isEmpty(); });
+    QObject::disconnect(saved);
+    if (!ended) return ::testing::AssertionFailure() << "no pngSaved";
+    if (!lastError.isEmpty()) return ::testing::AssertionFailure() << lastError.toStdString();
+    return ::testing::AssertionSuccess();
+  }
+  /// Opens a PNG saved by the tab and waits until the view is back: the place and the iterations of
+  /// `saved` (the image size stays the canvas's).
+  ::testing::AssertionResult reopensPng(const QString& path, const MandelbrotView& saved) {
+    tab.openPng(path);
+    const auto back = [&] {
+      const MandelbrotView& v = tab.view();
+      return v.centerX == saved.centerX && v.centerY == saved.centerY && v.width == saved.width &&
+             v.maxIterations == saved.maxIterations;
+    };
+    if (waitUntil(back)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << path.toStdString() << " did not bring its view back (error: '"
+                                         << lastError.toStdString() << "')";
+  }
 };
 
 class MandelbrotGui : public ::testing::Test {
