@@ -98,6 +98,25 @@ void writeRandomKernel(const std::string& path, int kw, int kh, unsigned seed) {
   writeText(path, text.str());
 }
 
+/// A float input and a random kernel written where the CLI reads them, and the convolution spec
+/// with that kernel and `border` (the test sets mode and method).
+struct ConvFiles {
+  Image in;
+  std::string inPath, kernelPath;
+  FilterSpec spec;
+};
+
+ConvFiles convFiles(const std::string& name, int width, int height, int kernelWidth, int kernelHeight, unsigned seed,
+                    Border border) {
+  ConvFiles f{floatInput(width, height, seed), file(name + "-in.npy"), file(name + "-kernel.txt"), {}};
+  saveImage(f.in, f.inPath);
+  writeRandomKernel(f.kernelPath, kernelWidth, kernelHeight, seed + 1);
+  f.spec.op = FilterOp::Conv;
+  f.spec.kernel = loadKernelFile(f.kernelPath);
+  f.spec.border = border;
+  return f;
+}
+
 std::vector<std::string> devices() {
   std::vector<std::string> d = {"cpu"};
   if (cudaAvailable()) d.push_back("gpu");
@@ -173,16 +192,12 @@ TEST(CliFilter, ConvolutionWithATextKernelMatchesTheReference) {
 }
 
 TEST(CliFilter, ConvolutionMethodsAgreeAndSayWhatRan) {
-  const Image in = floatInput(47, 31, 5);
-  const std::string inPath = file("method-in.npy"), kernelPath = file("method-kernel.txt");
-  saveImage(in, inPath);
-  writeRandomKernel(kernelPath, 9, 6, 6);
-  FilterSpec spec;
-  spec.op = FilterOp::Conv;
-  spec.kernel = loadKernelFile(kernelPath);
+  const ConvFiles f = convFiles("method", 47, 31, 9, 6, 5, {BorderMode::Reflect, 0});
+  const std::string& inPath = f.inPath;
+  const std::string& kernelPath = f.kernelPath;
+  FilterSpec spec = f.spec;
   spec.mode = ConvMode::Full;
-  spec.border = {BorderMode::Reflect, 0};
-  const Image ref = Conv2D(spec).runReference(in);
+  const Image ref = Conv2D(spec).runReference(f.in);
   const double tolerance = 1e-4 * peakOf(ref);  // float32, relative to the result's peak
   for (const std::string& device : devices()) {
     std::vector<Image> outputs;
@@ -218,16 +233,12 @@ TEST(CliFilter, ConvolutionMethodsAgreeAndSayWhatRan) {
 }
 
 TEST(CliFilter, KernelsAbove127TakeTheFftOrAutoMethod) {
-  const Image in = floatInput(23, 19, 7);
-  const std::string inPath = file("large-in.npy"), kernelPath = file("large-kernel.txt");
-  saveImage(in, inPath);
-  writeRandomKernel(kernelPath, 129, 129, 8);
-  FilterSpec spec;
-  spec.op = FilterOp::Conv;
-  spec.kernel = loadKernelFile(kernelPath);
-  spec.border = {BorderMode::Wrap, 0};
+  const ConvFiles f = convFiles("large", 23, 19, 129, 129, 7, {BorderMode::Wrap, 0});
+  const std::string& inPath = f.inPath;
+  const std::string& kernelPath = f.kernelPath;
+  FilterSpec spec = f.spec;
   spec.method = ConvMethod::Fft;
-  const Image ref = ConvMethodFilter(spec).runReference(in);  // the naive definition
+  const Image ref = ConvMethodFilter(spec).runReference(f.in);  // the naive definition
   const double tolerance = 1e-4 * peakOf(ref);
   for (const std::string& device : devices())
     for (const std::string method : {"fft", "auto"}) {

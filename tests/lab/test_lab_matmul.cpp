@@ -23,22 +23,24 @@ using namespace gpulab::lab;
 
 namespace {
 
-template <class T>
-std::vector<T> randomMatrix(int rows, int cols, unsigned seed) {
+/// rows x cols values drawn from `dist`, seeded.
+template <class T, class Distribution>
+std::vector<T> matrixFrom(Distribution dist, int rows, int cols, unsigned seed) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
   std::vector<T> m(static_cast<std::size_t>(rows) * cols);
-  for (T& v : m) v = static_cast<T>(d(rng));
+  for (T& v : m) v = static_cast<T>(dist(rng));
   return m;
 }
 
 template <class T>
+std::vector<T> randomMatrix(int rows, int cols, unsigned seed) {
+  return matrixFrom<T>(std::uniform_real_distribution<double>(-1.0, 1.0), rows, cols, seed);
+}
+
+/// Small integers: every product and sum is exact in float32, so implementations agree bit for bit.
+template <class T>
 std::vector<T> integerMatrix(int rows, int cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(-4, 4);
-  std::vector<T> m(static_cast<std::size_t>(rows) * cols);
-  for (T& v : m) v = static_cast<T>(d(rng));
-  return m;
+  return matrixFrom<T>(std::uniform_int_distribution<int>(-4, 4), rows, cols, seed);
 }
 
 std::string text(const MatmulShape& s) {

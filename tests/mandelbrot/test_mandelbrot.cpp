@@ -240,21 +240,17 @@ TEST_P(MandelbrotShortcuts, InteriorTestsChangeNothingPeriodicityOnlyLateEscaper
   }
 }
 
-MandelbrotView juliaRabbit() {
-  MandelbrotView v = smallView(0.0, 0.0, 3.2, 131, 67, 3000);
+/// The Julia set of (jx, jy) over [-1.6, 1.6] wide, 3000 iterations.
+MandelbrotView juliaView(double jx, double jy, int width, int height) {
+  MandelbrotView v = smallView(0.0, 0.0, 3.2, width, height, 3000);
   v.julia = true;
-  v.juliaX = -0.123;
-  v.juliaY = 0.745;
+  v.juliaX = jx;
+  v.juliaY = jy;
   return v;
 }
 
-MandelbrotView juliaDendrite() {
-  MandelbrotView v = smallView(0.0, 0.0, 3.2, 320, 180, 3000);
-  v.julia = true;
-  v.juliaX = -0.8;
-  v.juliaY = 0.156;
-  return v;
-}
+MandelbrotView juliaRabbit() { return juliaView(-0.123, 0.745, 131, 67); }
+MandelbrotView juliaDendrite() { return juliaView(-0.8, 0.156, 320, 180); }
 
 // With whole_5000 and dendrite, a tolerance of 1/16 pixel already turns 6 to 10 escaping pixels interior
 // (0.017%, some escaping after 266 iterations); 1/64 pixel at most 2.
