@@ -459,15 +459,9 @@ TEST(FftConvCpu, ShapesDescriptionAndControl) {
   EXPECT_EQ(std::tie(s.width, s.height, s.channels), std::make_tuple(24, 12, 3));
   EXPECT_EQ(s.type, PixelType::U8);
   EXPECT_EQ(full.describe(), "conv 5x3 correlate full reflect fft");
-  std::vector<double> seen;
-  CpuControl control;
-  control.progress = [&](double f) { seen.push_back(f); };
-  (void)full.runCpu(test::randomImage(20, 10, 3, PixelType::F32, 4), control);
-  ASSERT_EQ(seen.size(), 3u);
+  const std::vector<double> seen = test::cpuProgressAndCancel(full, test::randomImage(20, 10, 3, PixelType::F32, 4));
+  ASSERT_EQ(seen.size(), 3u);  // one step a channel
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
-  std::atomic<bool> cancel{true};
-  control.cancel = &cancel;
-  EXPECT_THROW((void)full.runCpu(test::randomImage(20, 10, 1, PixelType::F32, 5), control), OperationCancelled);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -332,15 +332,9 @@ TEST(FftFilterCpu, RejectsEmptyImagesAndOversizedReferences) {
 TEST(FftFilterCpu, CancelAndProgress) {
   const FftFilter filter(makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.3, 1, 2));
   const Image img = testImage(16, 16, 3, PixelType::F32, 1);
-  std::vector<double> seen;
-  CpuControl control;
-  control.progress = [&](double f) { seen.push_back(f); };
-  (void)filter.runCpu(img, control);
-  ASSERT_EQ(seen.size(), 3u);
+  const std::vector<double> seen = test::cpuProgressAndCancel(filter, img);
+  ASSERT_EQ(seen.size(), 3u);  // one step a channel
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
-  std::atomic<bool> cancel{true};
-  control.cancel = &cancel;
-  EXPECT_THROW((void)filter.runCpu(img, control), OperationCancelled);
 }
 
 // ---------------------------------------------------------------------------------------------

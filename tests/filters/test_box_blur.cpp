@@ -217,18 +217,10 @@ TEST(BoxBlurApi, DescribeShapeAndBytes) {
 
 TEST(BoxBlurApi, CpuRunReportsProgressAndCanBeCancelled) {
   const Image img = test::filterTestImage(64, 48, 3, PixelType::U8, 3);
-  std::vector<double> seen;
-  CpuControl control;
-  control.progress = [&](double p) { seen.push_back(p); };
-  BoxBlur(2).runCpu(img, control);
+  const std::vector<double> seen = test::cpuProgressAndCancel(BoxBlur(2), img);
   ASSERT_FALSE(seen.empty());
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
-
-  std::atomic<bool> cancel{true};
-  CpuControl stop;
-  stop.cancel = &cancel;
-  EXPECT_THROW(BoxBlur(2).runCpu(img, stop), OperationCancelled);
 }
 
 // ---------------------------------------------------------------------------------------------

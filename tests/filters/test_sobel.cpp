@@ -228,17 +228,10 @@ TEST(SobelApi, DescribeShapeAndBytes) {
 
 TEST(SobelApi, CpuRunReportsProgressAndCanBeCancelled) {
   const Image img = test::filterTestImage(64, 48, 3, PixelType::U8, 4);
-  std::vector<double> seen;
-  CpuControl control;
-  control.progress = [&](double p) { seen.push_back(p); };
-  Sobel().runCpu(img, control);
+  const std::vector<double> seen = test::cpuProgressAndCancel(Sobel(), img);
   ASSERT_FALSE(seen.empty());
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
-  std::atomic<bool> cancel{true};
-  CpuControl stop;
-  stop.cancel = &cancel;
-  EXPECT_THROW(Sobel().runCpu(img, stop), OperationCancelled);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -12,10 +13,12 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gpulab/core/border.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/image.hpp"
+#include "gpulab/core/operation.hpp"
 
 #define GPULAB_REQUIRE_GPU()                                                                               \
   do {                                                                                                     \
@@ -120,6 +123,22 @@ struct FilterCaseImage {
                            unsigned(width) * widthFactor + unsigned(height) * heightFactor + unsigned(channels));
   }
 };
+
+/// Runs op.runCpu(img) reporting progress and returns every fraction it reported; then checks that
+/// a run whose cancel flag is already set throws OperationCancelled. `op`: an Operation or any type
+/// with its runCpu (FftConvolver).
+template <class Op>
+std::vector<double> cpuProgressAndCancel(const Op& op, const Image& img) {
+  std::vector<double> seen;
+  CpuControl control;
+  control.progress = [&](double fraction) { seen.push_back(fraction); };
+  (void)op.runCpu(img, control);
+  std::atomic<bool> cancel{true};
+  CpuControl stop;
+  stop.cancel = &cancel;
+  EXPECT_THROW((void)op.runCpu(img, stop), OperationCancelled);
+  return seen;
+}
 
 /// Passes when every sample of `actual` is within `absTol + relTol * |expected|` of `expected`;
 /// otherwise names the first differing pixel with both values and how many differ.
