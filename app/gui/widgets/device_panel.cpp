@@ -9,6 +9,7 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "shell/engine.hpp"
+#include "widgets/control_builders.hpp"
 
 namespace gpulab::gui {
 
@@ -51,7 +52,7 @@ DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
       timer_(new QTimer(this)),
       headline_(new QLabel(tr("Looking for a CUDA device..."))),
       detail_(new QLabel),
-      form_(new QFormLayout),
+      form_(factsForm()),
       capability_(new QLabel),
       multiprocessors_(new QLabel),
       memoryText_(new QLabel),
@@ -74,10 +75,6 @@ DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
   memoryBar_->setTextVisible(false);
   memoryBar_->setFixedHeight(8);
 
-  form_->setLabelAlignment(Qt::AlignLeft);
-  form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  form_->setHorizontalSpacing(14);
-  form_->setVerticalSpacing(6);
   form_->addRow(tr("Compute capability"), capability_);
   form_->addRow(tr("Multiprocessors"), multiprocessors_);
   form_->addRow(tr("Memory in use"), memoryText_);

@@ -4,8 +4,10 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QVBoxLayout>
+#include <utility>
 
 #include "shell/photo_document.hpp"
+#include "widgets/control_builders.hpp"
 #include "widgets/device_panel.hpp"
 #include "widgets/run_timing.hpp"
 
@@ -39,7 +41,7 @@ QString sampleNames(const QString& type) {
 PhotoInfoPanel::PhotoInfoPanel(PhotoDocument& photo, QWidget* parent)
     : QWidget(parent),
       photo_(photo),
-      form_(new QFormLayout),
+      form_(factsForm()),
       empty_(new QLabel(tr("No photo"))),
       file_(new QLabel),
       size_(new QLabel),
@@ -47,21 +49,15 @@ PhotoInfoPanel::PhotoInfoPanel(PhotoDocument& photo, QWidget* parent)
       host_(new QLabel),
       gpu_(new QLabel),
       display_(new QLabel) {
-  for (QLabel* l : {file_, size_, samples_, host_, gpu_, display_}) {
-    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    l->setWordWrap(true);
+  const std::pair<QString, QLabel*> rows[] = {{tr("File"), file_},       {tr("Size"), size_},
+                                              {tr("Samples"), samples_}, {tr("Host memory"), host_},
+                                              {tr("On the GPU"), gpu_},  {tr("Display"), display_}};
+  for (const auto& [title, field] : rows) {
+    field->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    field->setWordWrap(true);
+    form_->addRow(title, field);
   }
   gpu_->setObjectName(QStringLiteral("photoGpu"));
-  form_->setLabelAlignment(Qt::AlignLeft);
-  form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  form_->setHorizontalSpacing(14);
-  form_->setVerticalSpacing(6);
-  form_->addRow(tr("File"), file_);
-  form_->addRow(tr("Size"), size_);
-  form_->addRow(tr("Samples"), samples_);
-  form_->addRow(tr("Host memory"), host_);
-  form_->addRow(tr("On the GPU"), gpu_);
-  form_->addRow(tr("Display"), display_);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(10, 8, 10, 10);
