@@ -24,6 +24,7 @@
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "shell/photo_document.hpp"
+#include "widgets/control_builders.hpp"
 #include "widgets/image_convert.hpp"
 #include "widgets/image_view.hpp"
 #include "widgets/run_timing.hpp"
@@ -75,25 +76,22 @@ FftTab::~FftTab() = default;
 
 void FftTab::buildUi() {
   band_ = new QComboBox;
-  band_->addItem(tr("Low-pass"), static_cast<int>(FreqBand::Lowpass));
-  band_->addItem(tr("High-pass"), static_cast<int>(FreqBand::Highpass));
-  band_->addItem(tr("Band-pass"), static_cast<int>(FreqBand::Bandpass));
-  band_->addItem(tr("Band-stop"), static_cast<int>(FreqBand::Bandstop));
+  addItems<FreqBand>(band_, {{tr("Low-pass"), FreqBand::Lowpass},
+                             {tr("High-pass"), FreqBand::Highpass},
+                             {tr("Band-pass"), FreqBand::Bandpass},
+                             {tr("Band-stop"), FreqBand::Bandstop}});
   shape_ = new QComboBox;
-  shape_->addItem(tr("Ideal"), static_cast<int>(FreqShape::Ideal));
-  shape_->addItem(tr("Gaussian"), static_cast<int>(FreqShape::Gaussian));
-  shape_->addItem(tr("Butterworth"), static_cast<int>(FreqShape::Butterworth));
+  addItems<FreqShape>(shape_, {{tr("Ideal"), FreqShape::Ideal},
+                               {tr("Gaussian"), FreqShape::Gaussian},
+                               {tr("Butterworth"), FreqShape::Butterworth}});
   shape_->setCurrentIndex(1);
 
-  auto makeCutoff = [this](QSlider*& slider, QDoubleSpinBox*& spin, double value) {
-    slider = new QSlider(Qt::Horizontal);
+  // A cutoff: a slider and a spin box that follow each other.
+  auto makeCutoff = [this](QDoubleSpinBox*& spin, double value) {
+    auto* slider = new QSlider(Qt::Horizontal);
     slider->setRange(1, 150);
     slider->setValue(static_cast<int>(std::lround(value * kSliderScale)));
-    spin = new QDoubleSpinBox;
-    spin->setRange(0.01, 1.5);
-    spin->setSingleStep(0.01);
-    spin->setDecimals(2);
-    spin->setValue(value);
+    spin = decimalSpinBox(0.01, 1.5, 0.01, 2, value);
     spin->setToolTip(tr("Fraction of Nyquist: 1.0 is Nyquist along an axis, 1.41 the corners"));
     connect(slider, &QSlider::valueChanged, this, [this, spin](int v) {
       const QSignalBlocker block(spin);
@@ -105,26 +103,21 @@ void FftTab::buildUi() {
       slider->setValue(static_cast<int>(std::lround(v * kSliderScale)));
       controlsChanged();
     });
-    auto* row = new QWidget;
-    auto* layout = new QHBoxLayout(row);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(slider, 1);
-    layout->addWidget(spin);
-    return row;
+    return rowWidget({slider, spin}, slider);
   };
-  QWidget* cutoffRow = makeCutoff(cutoffSlider_, cutoff_, 0.15);
-  QWidget* cutoff2Row = makeCutoff(cutoff2Slider_, cutoff2_, 0.5);
+  QWidget* cutoffRow = makeCutoff(cutoff_, 0.15);
+  cutoff2Row_ = makeCutoff(cutoff2_, 0.5);
 
   order_ = new QSpinBox;
   order_->setRange(1, 20);
   order_->setValue(2);
   padding_ = new QComboBox;
-  padding_->addItem(tr("None (periodic)"), static_cast<int>(FftPadding::None));
-  padding_->addItem(tr("Mirror (no edge ringing)"), static_cast<int>(FftPadding::Mirror));
+  addItems<FftPadding>(
+      padding_, {{tr("None (periodic)"), FftPadding::None}, {tr("Mirror (no edge ringing)"), FftPadding::Mirror}});
   colorMap_ = new QComboBox;
-  colorMap_->addItem(tr("Viridis"), static_cast<int>(ColorMap::Viridis));
-  colorMap_->addItem(tr("Inferno"), static_cast<int>(ColorMap::Inferno));
-  colorMap_->addItem(tr("Gray"), static_cast<int>(ColorMap::Gray));
+  addItems<ColorMap>(
+      colorMap_,
+      {{tr("Viridis"), ColorMap::Viridis}, {tr("Inferno"), ColorMap::Inferno}, {tr("Gray"), ColorMap::Gray}});
   gpu_ = new QCheckBox(tr("GPU (cuFFT)"));
   gpu_->setChecked(true);
   cpu_ = new QCheckBox(tr("CPU baseline (OpenCV)"));
@@ -141,7 +134,7 @@ void FftTab::buildUi() {
   form->addRow(tr("Filter"), band_);
   form->addRow(tr("Shape"), shape_);
   form->addRow(tr("Cutoff"), cutoffRow);
-  form->addRow(tr("Cutoff 2"), cutoff2Row);
+  form->addRow(tr("Cutoff 2"), cutoff2Row_);
   form->addRow(tr("Order"), order_);
   form->addRow(tr("Padding"), padding_);
   form->addRow(tr("Colour map"), colorMap_);
@@ -197,8 +190,7 @@ FftFilterSpec FftTab::spec() const {
 void FftTab::controlsChanged() {
   const FftFilterSpec s = spec();
   const bool band = s.band == FreqBand::Bandpass || s.band == FreqBand::Bandstop;
-  cutoff2Slider_->setEnabled(band);
-  cutoff2_->setEnabled(band);
+  cutoff2Row_->setEnabled(band);
   order_->setEnabled(s.shape == FreqShape::Butterworth);
   showSpectrum();  // the overlay follows the controls at once; the filtered photo follows the job
   schedule();

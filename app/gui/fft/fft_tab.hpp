@@ -18,7 +18,6 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
-class QSlider;
 class QSpinBox;
 
 namespace gpulab::gui {
@@ -63,9 +62,8 @@ class FftTab : public QWidget {
 
   QComboBox* band_ = nullptr;
   QComboBox* shape_ = nullptr;
-  QSlider* cutoffSlider_ = nullptr;
   QDoubleSpinBox* cutoff_ = nullptr;
-  QSlider* cutoff2Slider_ = nullptr;
+  QWidget* cutoff2Row_ = nullptr;  // its slider and spin box, used by band filters alone
   QDoubleSpinBox* cutoff2_ = nullptr;
   QSpinBox* order_ = nullptr;
   QComboBox* padding_ = nullptr;

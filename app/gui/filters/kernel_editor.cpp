@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "widgets/control_builders.hpp"
+
 namespace gpulab::gui {
 namespace {
 
@@ -120,30 +122,21 @@ KernelEditor::KernelEditor(QWidget* parent) : QWidget(parent) {
 }
 
 void KernelEditor::buildUi() {
-  preset_ = new QComboBox;
-  preset_->setObjectName(QStringLiteral("kernelPreset"));
-  preset_->addItem(tr("Custom"), static_cast<int>(KernelPreset::Custom));
-  preset_->addItem(tr("Gaussian"), static_cast<int>(KernelPreset::Gaussian));
-  preset_->addItem(tr("Sharpen"), static_cast<int>(KernelPreset::Sharpen));
-  preset_->addItem(tr("Emboss"), static_cast<int>(KernelPreset::Emboss));
-  preset_->addItem(tr("Laplacian"), static_cast<int>(KernelPreset::Laplacian));
-  preset_->addItem(tr("Motion blur"), static_cast<int>(KernelPreset::MotionBlur));
-  preset_->addItem(tr("Box"), static_cast<int>(KernelPreset::Box));
-  preset_->setToolTip(tr("Fill the table with a well-known kernel; editing a cell makes it Custom"));
+  preset_ = named(new QComboBox, "kernelPreset",
+                  tr("Fill the table with a well-known kernel; editing a cell makes it Custom"));
+  addItems<KernelPreset>(preset_, {{tr("Custom"), KernelPreset::Custom},
+                                   {tr("Gaussian"), KernelPreset::Gaussian},
+                                   {tr("Sharpen"), KernelPreset::Sharpen},
+                                   {tr("Emboss"), KernelPreset::Emboss},
+                                   {tr("Laplacian"), KernelPreset::Laplacian},
+                                   {tr("Motion blur"), KernelPreset::MotionBlur},
+                                   {tr("Box"), KernelPreset::Box}});
 
   // One page of parameters per preset, in the combo's order.
   presetParams_ = new QStackedWidget;
   presetParams_->addWidget(hint(tr("Edit the cells, or pick a preset.")));
 
-  auto* gaussian = new QWidget;
-  auto* gaussianLayout = new QHBoxLayout(gaussian);
-  gaussianLayout->setContentsMargins(0, 0, 0, 0);
-  sigma_ = new QDoubleSpinBox;
-  sigma_->setObjectName(QStringLiteral("gaussianSigma"));
-  sigma_->setRange(0.1, 40.0);
-  sigma_->setSingleStep(0.1);
-  sigma_->setDecimals(2);
-  sigma_->setValue(1.5);
+  sigma_ = named(decimalSpinBox(0.1, 40.0, 0.1, 2, 1.5), "gaussianSigma");
   sigma_->setPrefix(QStringLiteral("σ "));
   gaussianSize_ = new QSpinBox;
   gaussianSize_->setObjectName(QStringLiteral("gaussianSize"));
@@ -151,34 +144,23 @@ void KernelEditor::buildUi() {
   gaussianSize_->setSpecialValueText(tr("size: auto (±3σ)"));
   gaussianSize_->setPrefix(tr("size "));
   gaussianSize_->setToolTip(tr("Kernel side; auto holds ±3σ (odd, at most %1)").arg(maxSide_));
-  gaussianLayout->addWidget(sigma_);
-  gaussianLayout->addWidget(gaussianSize_, 1);
-  presetParams_->addWidget(gaussian);
+  presetParams_->addWidget(rowWidget({sigma_, gaussianSize_}, gaussianSize_));
 
   presetParams_->addWidget(hint(tr("5 at the centre, -1 at the four neighbours.")));
   presetParams_->addWidget(hint(tr("Relief lit from the top left; sums to 1.")));
   presetParams_->addWidget(hint(tr("Second derivative; sums to 0 (edges on gray).")));
 
-  auto* motion = new QWidget;
-  auto* motionLayout = new QHBoxLayout(motion);
-  motionLayout->setContentsMargins(0, 0, 0, 0);
   motionLength_ = new QSpinBox;
   motionLength_->setObjectName(QStringLiteral("motionLength"));
   motionLength_->setRange(1, maxSide_);
   motionLength_->setValue(9);
   motionLength_->setPrefix(tr("length "));
   motionLength_->setSuffix(tr(" px"));
-  motionAngle_ = new QDoubleSpinBox;
-  motionAngle_->setObjectName(QStringLiteral("motionAngle"));
-  motionAngle_->setRange(-180, 180);
+  motionAngle_ = named(decimalSpinBox(-180, 180, 15, 0, 0), "motionAngle",
+                       tr("Counter-clockwise from the x axis, as seen on screen"));
   motionAngle_->setWrapping(true);
-  motionAngle_->setDecimals(0);
-  motionAngle_->setSingleStep(15);
   motionAngle_->setSuffix(QStringLiteral("°"));
-  motionAngle_->setToolTip(tr("Counter-clockwise from the x axis, as seen on screen"));
-  motionLayout->addWidget(motionLength_, 1);
-  motionLayout->addWidget(motionAngle_);
-  presetParams_->addWidget(motion);
+  presetParams_->addWidget(rowWidget({motionLength_, motionAngle_}, motionLength_));
 
   presetParams_->addWidget(hint(tr("The mean over the width x height below.")));
 
