@@ -6,7 +6,6 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
@@ -18,6 +17,7 @@
 #include "gpulab/mandelbrot/newton_zoom.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "mandelbrot/mandelbrot_worker.hpp"
+#include "widgets/control_builders.hpp"
 #include "widgets/run_timing.hpp"
 
 namespace gpulab::gui {
@@ -69,10 +69,6 @@ QWidget* MandelbrotTab::buildLocationControls() {
   auto* paste = new QPushButton(tr("Paste"));
   paste->setObjectName(QStringLiteral("mandelbrotPasteLocation"));
   paste->setToolTip(tr("Go to the location on the clipboard (X, Y / X, Y, WIDTH / --center X,Y --width W)"));
-  auto* widthRow = new QHBoxLayout;
-  widthRow->addWidget(widthEdit_, 1);
-  widthRow->addWidget(copy);
-  widthRow->addWidget(paste);
 
   newtonButton_ = new QPushButton(tr("Zoom to minibrot"));
   newtonButton_->setObjectName(QStringLiteral("mandelbrotNewton"));
@@ -80,15 +76,10 @@ QWidget* MandelbrotTab::buildLocationControls() {
       tr("Find the minibrot nearest the centre (N: nearest the cursor) with Newton's method and zoom towards it"));
   newtonDepth_ = new QComboBox;
   newtonDepth_->setObjectName(QStringLiteral("mandelbrotNewtonDepth"));
-  newtonDepth_->addItem(tr("half-way"), 0.5);
-  newtonDepth_->addItem(tr("3/4 of the way"), 0.75);
-  newtonDepth_->addItem(tr("onto it"), 1.0);
+  addItems<double>(newtonDepth_, {{tr("half-way"), 0.5}, {tr("3/4 of the way"), 0.75}, {tr("onto it"), 1.0}});
   newtonDepth_->setToolTip(
       tr("How far to zoom, in log scale, from the view's width to the minibrot's size: half-way, or onto it "
          "(the whole minibrot framed)"));
-  auto* newtonRow = new QHBoxLayout;
-  newtonRow->addWidget(newtonButton_, 1);
-  newtonRow->addWidget(newtonDepth_);
   newtonStatus_ = new QLabel;
   newtonStatus_->setObjectName(QStringLiteral("mandelbrotNewtonStatus"));
   newtonStatus_->setWordWrap(true);
@@ -99,8 +90,8 @@ QWidget* MandelbrotTab::buildLocationControls() {
   auto* form = new QFormLayout(box);
   form->setContentsMargins(0, 0, 0, 0);
   form->addRow(tr("Centre"), centreEdit_);
-  form->addRow(tr("Width"), widthRow);
-  form->addRow(tr("Minibrot"), newtonRow);
+  form->addRow(tr("Width"), rowWidget({widthEdit_, copy, paste}, widthEdit_));
+  form->addRow(tr("Minibrot"), rowWidget({newtonButton_, newtonDepth_}, newtonButton_));
   form->addRow(newtonStatus_);
 
   connect(centreEdit_, &QLineEdit::returnPressed, this, [this] { goToLocation(centreEdit_->text()); });

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "mandelbrot/mandelbrot_worker.hpp"
+#include "widgets/control_builders.hpp"
 #include "widgets/run_timing.hpp"
 
 namespace gpulab::gui {
@@ -79,13 +80,9 @@ void MandelbrotTab::buildUi() {
   bookmarkBox_->setToolTip(tr("Well-known places and your own bookmarks"));
   auto* addBookmarkButton = new QPushButton(tr("Add"));
   addBookmarkButton->setToolTip(tr("Bookmark the current view"));
-  auto* bookmarkRow = new QHBoxLayout;
-  bookmarkRow->addWidget(bookmarkBox_, 1);
-  bookmarkRow->addWidget(addBookmarkButton);
 
   mode_ = new QComboBox;
-  mode_->addItem(tr("Mandelbrot set"));
-  mode_->addItem(tr("Julia set"));
+  mode_->addItems({tr("Mandelbrot set"), tr("Julia set")});
   juliaC_ = new QLineEdit(QStringLiteral("-0.8, 0.156"));
   juliaC_->setToolTip(tr("The Julia constant c as X, Y (or press J over a point of the Mandelbrot set)"));
   juliaC_->setEnabled(false);
@@ -101,16 +98,12 @@ void MandelbrotTab::buildUi() {
   autoIterations_->setToolTip(
       tr("From the zoom depth: 256 (1 + log10(3 / width))^1.25; doubled (up to 16 times) when a frame at rest "
          "has its escape counts running into the cap"));
-  auto* iterationRow = new QHBoxLayout;
-  iterationRow->addWidget(iterations_, 1);
-  iterationRow->addWidget(autoIterations_);
 
-  precision_ = new QComboBox;
-  precision_->setObjectName(QStringLiteral("mandelbrotPrecision"));
-  precision_->addItem(tr("auto"), static_cast<int>(gpulab::Precision::Auto));
-  precision_->addItem(QStringLiteral("float32"), static_cast<int>(gpulab::Precision::F32));
-  precision_->addItem(QStringLiteral("float64"), static_cast<int>(gpulab::Precision::F64));
-  precision_->addItem(tr("perturbation"), static_cast<int>(gpulab::Precision::Perturbation));
+  precision_ = named(new QComboBox, "mandelbrotPrecision");
+  addItems<gpulab::Precision>(precision_, {{tr("auto"), gpulab::Precision::Auto},
+                                           {QStringLiteral("float32"), gpulab::Precision::F32},
+                                           {QStringLiteral("float64"), gpulab::Precision::F64},
+                                           {tr("perturbation"), gpulab::Precision::Perturbation}});
   precision_->setToolTip(
       tr("auto: float32 while neighbouring pixels are at least 8 float32 steps apart "
          "(pixel spacing >= 2^-20 max(|x|, |y|, 1)), then float64 down to 2^-49, then perturbation: "
@@ -128,23 +121,17 @@ void MandelbrotTab::buildUi() {
   offset_->setObjectName(QStringLiteral("mandelbrotOffset"));
   offset_->setRange(0, kOffsetSteps - 1);
   offset_->setToolTip(tr("Shifts the palette (recolours without recomputing)"));
-  density_ = new QDoubleSpinBox;
-  density_->setRange(0.01, 64.0);
-  density_->setDecimals(2);
-  density_->setSingleStep(0.25);
-  density_->setValue(1.0);
+  density_ = decimalSpinBox(0.01, 64.0, 0.25, 2, 1.0);
   density_->setToolTip(tr("Palette cycles per 32 iterations"));
   supersample_ = new QComboBox;
-  supersample_->addItem(tr("off"), 1);
-  supersample_->addItem(QStringLiteral("2x2"), 2);
-  supersample_->addItem(QStringLiteral("3x3"), 3);
-  supersample_->addItem(QStringLiteral("4x4"), 4);
+  addItems<int>(supersample_,
+                {{tr("off"), 1}, {QStringLiteral("2x2"), 2}, {QStringLiteral("3x3"), 3}, {QStringLiteral("4x4"), 4}});
   supersample_->setToolTip(tr("Once the view rests, render again with this many samples per pixel"));
 
   auto* form = new QFormLayout;
   form->addRow(tr("Set"), mode_);
   form->addRow(tr("Julia c"), juliaC_);
-  form->addRow(tr("Iterations"), iterationRow);
+  form->addRow(tr("Iterations"), rowWidget({iterations_, autoIterations_}, iterations_));
   form->addRow(tr("Precision"), precision_);
   form->addRow(tr("Palette"), palette_);
   form->addRow(tr("Gradient"), gradient_);
@@ -177,9 +164,6 @@ void MandelbrotTab::buildUi() {
   comparison_ = new QLabel;
   comparison_->setObjectName(QStringLiteral("mandelbrotComparison"));
   comparison_->setWordWrap(true);
-  auto* cpuRow = new QHBoxLayout;
-  cpuRow->addWidget(cpuButton_, 1);
-  cpuRow->addWidget(cancelButton_);
   auto* saveButton = new QPushButton(tr("Save PNG..."));
   saveButton->setToolTip(tr("Render the view at any size (8K and up) and save it with its coordinates"));
   auto* openButton = new QPushButton(tr("Open PNG..."));
@@ -191,13 +175,13 @@ void MandelbrotTab::buildUi() {
   auto* controls = new QWidget;
   auto* layout = new QVBoxLayout(controls);
   layout->addLayout(navigation);
-  layout->addLayout(bookmarkRow);
+  layout->addWidget(rowWidget({bookmarkBox_, addBookmarkButton}, bookmarkBox_));
   layout->addWidget(buildLocationControls());
   layout->addWidget(message_);  // near the top: what was wrong with a typed location shows beside it
   layout->addLayout(form);
   layout->addWidget(info_);
   layout->addWidget(timing_);
-  layout->addLayout(cpuRow);
+  layout->addWidget(rowWidget({cpuButton_, cancelButton_}, cpuButton_));
   layout->addWidget(cpuProgress_);
   layout->addWidget(comparison_);
   layout->addLayout(fileRow);
