@@ -87,8 +87,11 @@ struct Harness {
     return waitUntil([&] { return photo.current().generation != before; });
   }
 
-  /// Shows the controls of the registered operation `name`.
-  void use(const char* name) { EXPECT_TRUE(tab.setOperation(QString::fromUtf8(name))) << name; }
+  /// Shows the controls of the registered operation `name`, and sets some of its parameters.
+  void use(const char* name, std::initializer_list<std::pair<const char*, const char*>> params = {}) {
+    EXPECT_TRUE(tab.setOperation(QString::fromUtf8(name))) << name;
+    for (const auto& [param, value] : params) set(param, value);
+  }
   /// Sets a parameter of the current operation as its control would.
   void set(const char* name, const char* value) {
     EXPECT_TRUE(tab.setParam(QString::fromUtf8(name), QString::fromUtf8(value))) << tab.errorText().toStdString();
@@ -105,6 +108,12 @@ struct Harness {
     const int before = finished;
     tab.apply();
     return waitUntil([&] { return finished > before; }, timeoutMs);
+  }
+  /// Applies the filter and waits for its result; the tab's error when there is none.
+  ::testing::AssertionResult applied(int timeoutMs = 60000) {
+    if (!applyAndWait(timeoutMs)) return ::testing::AssertionFailure() << "Apply did not finish";
+    if (!tab.hasResult()) return ::testing::AssertionFailure() << "no result: " << tab.errorText().toStdString();
+    return ::testing::AssertionSuccess();
   }
 
   /// The photo as the worker holds it.
@@ -505,14 +514,11 @@ TEST_F(FiltersGui, CpuAutoConvolutionShowsWhatItChose) {
   Harness h;
   const Image photo = test::randomImage(61, 43, 3, PixelType::U8, 402);
   ASSERT_TRUE(h.setPhoto(photo));
-  h.use("conv");
-  h.set("method", "auto");
+  h.use("conv", {{"method", "auto"}, {"border", "reflect"}});
   h.tab.kernelEditor()->setGaussian(3.0, 0);  // 19x19
-  h.set("border", "reflect");
   h.tab.setRunOn(true, false);
   const int rows = h.timings.history().rowCount();
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied());
   EXPECT_EQ(h.value("method"), "auto");
   const FilterRun& run = *h.tab.lastRun();
   ASSERT_NE(run.cpu, nullptr);
@@ -578,15 +584,12 @@ TEST_F(FiltersGui, CpuFftConvolutionTakesAKernelAbove127) {
   Harness h;
   const Image photo = test::randomImage(40, 30, 1, PixelType::U8, 403);
   ASSERT_TRUE(h.setPhoto(photo));
-  h.use("conv");
-  h.set("method", "fft");
+  h.use("conv", {{"method", "fft"}, {"border", "wrap"}});
   h.tab.kernelEditor()->selectPreset(KernelPreset::Box);
   h.tab.kernelEditor()->findChild<QSpinBox*>(QStringLiteral("kernelWidth"))->setValue(129);
   h.tab.kernelEditor()->findChild<QSpinBox*>(QStringLiteral("kernelHeight"))->setValue(131);
-  h.set("border", "wrap");
   h.tab.setRunOn(true, false);
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied());
   const Kernel2D kernel = h.kernel();
   ASSERT_EQ(kernel.width, 129);
   ASSERT_EQ(kernel.height, 131);
@@ -609,9 +612,7 @@ TEST_F(FiltersGui, CpuBoxBlurGivesTheEnginesPixelsAndATimingsRow) {
   const Image photo = loadImage(file);
   ASSERT_TRUE(h.setPhoto(photo));
 
-  h.use("box");
-  h.set("radius", "3");
-  h.set("border", "reflect");
+  h.use("box", {{"radius", "3"}, {"border", "reflect"}});
   h.tab.setRunOn(true, false);
   const int rows = h.timings.history().rowCount();
   ASSERT_TRUE(h.applyAndWait());
@@ -646,14 +647,10 @@ TEST_F(FiltersGui, CpuConvolutionFromAPresetGivesTheEnginesPixels) {
   Harness h;
   const Image photo = test::randomImage(29, 17, 4, PixelType::U8, 302);
   ASSERT_TRUE(h.setPhoto(photo));
-  h.use("conv");
+  h.use("conv", {{"mode", "full"}, {"border", "constant"}, {"border-value", "7"}});
   h.tab.kernelEditor()->selectPreset(KernelPreset::Sharpen);
-  h.set("mode", "full");
-  h.set("border", "constant");
-  h.set("border-value", "7");
   h.tab.setRunOn(true, false);
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied());
 
   EXPECT_EQ(h.kernel().values, sharpenKernel().values);
   EXPECT_EQ(h.value("mode"), "full");
@@ -672,9 +669,8 @@ TEST_F(FiltersGui, CancelledCpuConvolutionChangesNothing) {
   const Image photo = test::randomImage(1600, 1200, 3, PixelType::U8, 303);
   ASSERT_TRUE(h.setPhoto(photo));
   const quint64 generation = h.photo.current().generation;
-  h.use("conv");
+  h.use("conv", {{"border", "wrap"}});
   h.tab.kernelEditor()->setGaussian(10.0, 63);
-  h.set("border", "wrap");
   h.tab.setRunOn(true, false);
   const int rows = h.timings.history().rowCount();
 
@@ -710,9 +706,8 @@ TEST_F(FiltersGui, BadParametersGiveASentenceNotACrash) {
   EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("no photo"))) << h.tab.errorText().toStdString();
 
   ASSERT_TRUE(h.setPhoto(test::randomImage(8, 8, 1, PixelType::U8, 304)));
-  h.use("conv");
+  h.use("conv", {{"mode", "valid"}});
   h.tab.kernelEditor()->setGaussian(2.0, 15);
-  h.set("mode", "valid");
   h.tab.setRunOn(true, false);
   ASSERT_TRUE(h.applyAndWait());
   EXPECT_FALSE(h.tab.hasResult());
@@ -737,9 +732,8 @@ TEST_F(FiltersGui, BadParametersGiveASentenceNotACrash) {
   EXPECT_TRUE(h.tab.errorText().contains(QStringLiteral("CPU"))) << h.tab.errorText().toStdString();
 
   // And a good run afterwards clears the message: f64 Sobel is refused, f64 convolution is fine.
-  h.use("conv");
+  h.use("conv", {{"mode", "same"}});
   h.tab.kernelEditor()->selectPreset(KernelPreset::Laplacian);
-  h.set("mode", "same");
   h.tab.setRunOn(true, false);
   ASSERT_TRUE(h.applyAndWait());
   EXPECT_TRUE(h.tab.errorText().isEmpty()) << h.tab.errorText().toStdString();
@@ -755,10 +749,8 @@ TEST_F(FiltersGui, KeepResultChainsFiltersAndUndoGoesBack) {
   const Image photo = test::randomImage(41, 31, 3, PixelType::U8, 306);
   ASSERT_TRUE(h.setPhoto(photo));
   h.tab.setRunOn(true, false);
-  h.use("box");
-  h.set("radius", "2");
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult());
+  h.use("box", {{"radius", "2"}});
+  ASSERT_TRUE(h.applied());
   const Image blurred = *h.tab.lastRun()->cpu;
 
   int edits = h.edits;
@@ -771,8 +763,7 @@ TEST_F(FiltersGui, KeepResultChainsFiltersAndUndoGoesBack) {
 
   // The next filter works on the kept photo.
   h.use("sobel");
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult());
+  ASSERT_TRUE(h.applied());
   EXPECT_TRUE(test::imagesNear(h.tab.makeOperation()->runCpu(blurred), *h.tab.lastRun()->cpu, 0));
   edits = h.edits;
   h.tab.keepResult();
@@ -862,11 +853,9 @@ TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
   ASSERT_TRUE(h.setPhoto(photo));
   ASSERT_TRUE(h.photo.current().onGpu);
   h.tab.setRunOn(true, true);
-  h.use("box");
-  h.set("radius", "4");
+  h.use("box", {{"radius", "4"}});
   const int rows = h.timings.history().rowCount();
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied());
   const FilterRun run = *h.tab.lastRun();  // a copy: Keep below clears the tab's
   ASSERT_NE(run.gpu, nullptr);
   ASSERT_NE(run.cpu, nullptr);
@@ -896,12 +885,9 @@ TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
 
   const Image floats = test::randomImage(53, 41, 1, PixelType::F32, 309, 10.0);
   ASSERT_TRUE(h.setPhoto(floats));
-  h.use("conv");
+  h.use("conv", {{"mode", "full"}, {"border", "reflect"}});
   h.tab.kernelEditor()->setKernel({4, 3, {1, -2, 3, 0.5, 2, 0, -1, 4, 1.5, -3, 2, 1}});
-  h.set("mode", "full");
-  h.set("border", "reflect");
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied());
   const Image convRef = h.tab.makeOperation()->runReference(floats);
   EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->gpu, 1e-4, 1e-5));
   EXPECT_TRUE(test::imagesNear(convRef, *h.tab.lastRun()->cpu, 1e-4, 1e-5));
@@ -915,12 +901,9 @@ TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
   const Image photo = test::randomImage(97, 61, 3, PixelType::U8, 404);
   ASSERT_TRUE(h.setPhoto(photo));
   h.tab.setRunOn(true, true);
-  h.use("conv");
-  h.set("method", "auto");
+  h.use("conv", {{"method", "auto"}, {"border", "reflect101"}});
   h.tab.kernelEditor()->setGaussian(4.0, 0);  // 25x25
-  h.set("border", "reflect101");
-  ASSERT_TRUE(h.applyAndWait());
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied());
   {
     const FilterRun& run = *h.tab.lastRun();
     ASSERT_NE(run.gpu, nullptr);
@@ -946,8 +929,7 @@ TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
   h.set("mode", "same");
   h.set("border", "constant");
   h.set("border-value", "3");
-  ASSERT_TRUE(h.applyAndWait(300000));
-  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  ASSERT_TRUE(h.applied(300000));
   const FilterRun& run = *h.tab.lastRun();
   const Image reference = h.tab.makeOperation()->runReference(small);
   double peak = 0;

@@ -68,6 +68,15 @@ struct Harness {
     QObject::connect(&tab, &LabTab::runFinished, [this] { finished = true; });
     tab.resize(1100, 800);
   }
+  /// Waits until the worker has said whether there is a GPU, then sets up a sweep on the CPU alone.
+  bool prepareCpuSweep(lab::Experiment experiment, const char* sizes, int reps) {
+    if (!waitUntil([this] { return tab.deviceKnown(); })) return false;
+    tab.setExperiment(experiment);
+    tab.setSizesText(sizes);
+    tab.setSelectedImpls({"cpu"});
+    tab.setReps(reps);
+    return true;
+  }
   bool runAndWait(int timeoutMs = 120000) {
     finished = false;
     tab.run();
@@ -140,11 +149,7 @@ TEST_F(LabGui, PlotPicksOneVariantAtATime) {
 
 TEST_F(LabGui, CpuSweepFillsTableAndExports) {
   Harness h;
-  ASSERT_TRUE(waitUntil([&] { return h.tab.deviceKnown(); }));
-  h.tab.setExperiment(lab::Experiment::Reduce);
-  h.tab.setSizesText("1K,4K");
-  h.tab.setSelectedImpls({"cpu"});
-  h.tab.setReps(1);
+  ASSERT_TRUE(h.prepareCpuSweep(lab::Experiment::Reduce, "1K,4K", 1));
   ASSERT_TRUE(h.runAndWait());
   ASSERT_EQ(h.tab.records().size(), 10u) << h.tab.statusText().toStdString();  // 2 sizes x 5 reductions
   EXPECT_TRUE(h.tab.statusText().startsWith("Done")) << h.tab.statusText().toStdString();
@@ -188,11 +193,8 @@ TEST_F(LabGui, BadSizesAreReportedWithoutRunning) {
 
 TEST_F(LabGui, CancelKeepsWhatWasMeasured) {
   Harness h;
-  ASSERT_TRUE(waitUntil([&] { return h.tab.deviceKnown(); }));
-  h.tab.setExperiment(lab::Experiment::Elementwise);
-  h.tab.setSizesText("1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M,8M,16M,32M,64M");
-  h.tab.setSelectedImpls({"cpu"});
-  h.tab.setReps(20);
+  ASSERT_TRUE(h.prepareCpuSweep(lab::Experiment::Elementwise,
+                                "1K,2K,4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M,8M,16M,32M,64M", 20));
   bool cancelled = false;
   h.finished = false;
   h.tab.run();
@@ -303,12 +305,8 @@ TEST_F(LabGui, TabShowsTimeAndRateSideBySideAndSavesBoth) {
   Harness h;
   EXPECT_EQ(h.tab.plot().mode(), LabPlot::Mode::Time);
   EXPECT_EQ(h.tab.ratePlot().mode(), LabPlot::Mode::Rate);
-  ASSERT_TRUE(waitUntil([&] { return h.tab.deviceKnown(); }));
-  h.tab.setExperiment(lab::Experiment::Reduce);
-  h.tab.setSizesText("1K,2K");
-  h.tab.setSelectedImpls({"cpu"});
+  ASSERT_TRUE(h.prepareCpuSweep(lab::Experiment::Reduce, "1K,2K", 1));
   h.tab.setSelectedVariants({"sum", "max"});
-  h.tab.setReps(1);
   ASSERT_TRUE(h.runAndWait());
   EXPECT_FALSE(h.tab.lastRunFailed());
   EXPECT_EQ(h.tab.records().size(), 4u);
