@@ -3,13 +3,13 @@
 # every test binary, compute-sanitizer memcheck on the GPU tests, and the benchmarks.
 # Deliberate API failures (the out-of-memory tests) are the tests' business: memcheck reports
 # memory access errors and leaks. Logs go to $OUT (or out/), one folder per step, packed into
-# logs.tar.gz. Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] (default: all)
+# logs.tar.gz. Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] [deep] [shots] (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
 logs=$(mktemp -d)
 cd "$root"
-steps=${*:-tests sanitize bench shots}
+steps=${*:-tests sanitize bench deep shots}
 
 # The test binaries name /work/main/... (this build's source dir): make that path point here.
 if [ ! -e /work/main/resources ]; then mkdir -p /work && ln -sfn "$root" /work/main; fi
@@ -20,6 +20,9 @@ export PATH=/usr/local/cuda/bin:$PATH QT_QPA_PLATFORM=offscreen
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 tests=$(ls build/tests/test_* | grep -v '\.')
+# A boundary point of seahorse valley good to 1e-102 (the deep benchmark's, engine/src/mandelbrot/deep_bench_views.cpp).
+sx=-0.74361188847330224914444350843275271654387781715973313695436280182213037747031080759132550809537224388507262848072074461608
+sy=0.131837002394806472849310458452438856417046191888077007404889544934349771337518486837307510297873928251456528894582019421000
 jobs=${GPULAB_JOBS:-6}
 
 if [[ $steps == *tests* ]]; then
@@ -62,6 +65,29 @@ if [[ $steps == *bench* ]]; then
   cat "$out/bench.txt"
 fi
 
+# Deep zoom beyond `mandelbrot --bench`'s rows: escape time against forced perturbation where both
+# work (1e-10), the CPU render of the 1e-100 view on all cores, and an 8K still at 1e-10000 (the
+# reference orbit included in the wall time) into $out.
+if [[ $steps == *deep* ]]; then
+  cli=build/app/cli/gpulab-cli
+  deepy="0.$(printf '9%.0s' $(seq 10000))8"  # 2e-10001 below c = i, a Misiurewicz point
+  {
+    for p in f64 perturbation; do
+      $cli mandelbrot --device gpu --center "$sx,$sy" --width 1e-10 --precision $p --reps 20 --out "$logs/deep-1e-10-$p.png"
+    done
+    $cli mandelbrot --device gpu --center "$sx,$sy" --width 1e-100 --iters 20000 --reps 20 --out "$out/deep-1e-100.png"
+    $cli mandelbrot --device gpu --center "$sx,$sy" --width 1e-100 --iters 20000 --no-bla --reps 5 --out "$logs/nobla.png"
+    $cli mandelbrot --device cpu --center "$sx,$sy" --width 1e-100 --iters 20000 --reps 1 --out "$logs/deep-cpu.png"
+    start=$(date +%s%N)
+    $cli mandelbrot --device gpu --center "0,$deepy" --width 1e-10000 --size 7680x4320 --iters 100000 --density 8 \
+      --reps 1 --out "$logs/deep-8k-1e-10000.png"
+    echo "8K still at 1e-10000, reference, frame, colouring and PNG included: $((($(date +%s%N) - start) / 1000000)) ms wall"
+    $cli mandelbrot --device gpu --center "0,$deepy" --width 1e-10000 --size 1920x1080 --iters 100000 --density 8 \
+      --reps 10 --out "$out/deep-1e-10000.png"
+  } > "$out/deep.txt" 2>&1
+  cat "$out/deep.txt"
+fi
+
 # Screenshots of the GUI on this GPU (offscreen) into $out/shots.tar, the Mandelbrot zoom frame
 # rate at 1920x1080 into shots.txt, and the 8K still.
 if [[ $steps == *shots* ]]; then
@@ -70,6 +96,8 @@ if [[ $steps == *shots* ]]; then
   {
     $gui --size 1400x900 --tab FFT --screenshot "$shots/fft-tab.png"
     $gui --size 1400x900 --tab Mandelbrot --screenshot "$shots/mandelbrot-tab.png"
+    $gui --size 1400x900 --tab Mandelbrot --mandelbrot-center "$sx,$sy" --mandelbrot-width 1e-100 \
+      --screenshot "$shots/mandelbrot-deep.png"
     for e in matmul:32..4096 transpose:256..8192 transfer:4K..256M elementwise:1K..64M reduce:1K..64M; do
       timeout 300 $gui --size 1920x1080 --screenshot "$shots/lab-${e%%:*}.png" --lab-experiment "${e%%:*}" \
         --lab-sizes "${e#*:}" --lab-with-copies --lab-run || echo "lab-${e%%:*} failed"
