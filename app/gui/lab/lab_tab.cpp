@@ -24,6 +24,7 @@
 
 #include "gpulab/lab/lab.hpp"
 #include "lab/lab_plot.hpp"
+#include "widgets/control_builders.hpp"
 
 namespace gpulab::gui {
 
@@ -118,19 +119,15 @@ LabTab::~LabTab() { job_.cancel(); }
 // Layout
 
 void LabTab::buildUi() {
-  experiment_ = new QComboBox;
-  experiment_->setObjectName(QStringLiteral("labExperiment"));
+  experiment_ = named(new QComboBox, "labExperiment");
   for (lab::Experiment e : kExperiments) experiment_->addItem(experimentTitle(e), static_cast<int>(e));
-  sizes_ = new QLineEdit;
-  sizes_->setObjectName(QStringLiteral("labSizes"));
-  sizes_->setToolTip(
-      tr("Sizes of the sweep: 32,64,100 or 32..4096 (doubling); 64K, 1M, 1G;\n"
-         "matmul MxNxK, transpose RxC. Transfers in bytes, elementwise and reductions in elements."));
+  sizes_ = named(new QLineEdit, "labSizes",
+                 tr("Sizes of the sweep: 32,64,100 or 32..4096 (doubling); 64K, 1M, 1G;\n"
+                    "matmul MxNxK, transpose RxC. Transfers in bytes, elementwise and reductions in elements."));
   dtype_ = new QComboBox;
-  dtype_->addItem(QStringLiteral("float32"), static_cast<int>(lab::DType::F32));
-  dtype_->addItem(QStringLiteral("float64"), static_cast<int>(lab::DType::F64));
-  impls_ = new QListWidget;
-  impls_->setObjectName(QStringLiteral("labImpls"));
+  addItems<lab::DType>(dtype_,
+                       {{QStringLiteral("float32"), lab::DType::F32}, {QStringLiteral("float64"), lab::DType::F64}});
+  impls_ = named(new QListWidget, "labImpls");
   impls_->setMaximumHeight(130);
   variantsLabel_ = new QLabel(tr("Variants"));
   variants_ = new QListWidget;
@@ -141,8 +138,7 @@ void LabTab::buildUi() {
   reps_->setRange(1, 1000);
   reps_->setValue(10);
   reps_->setToolTip(tr("Timed runs per measurement after 2 warm-up runs; the median is shown"));
-  run_ = new QPushButton(tr("Run"));
-  run_->setObjectName(QStringLiteral("labRun"));
+  run_ = named(new QPushButton(tr("Run")), "labRun");
   run_->setDefault(true);
   cancel_ = new QPushButton(tr("Cancel"));
   cancel_->setEnabled(false);
@@ -150,8 +146,7 @@ void LabTab::buildUi() {
   progress_->setRange(0, 1000);
   progress_->setValue(0);
   progress_->setTextVisible(false);
-  status_ = new QLabel;
-  status_->setObjectName(QStringLiteral("labStatus"));
+  status_ = named(new QLabel, "labStatus");
   status_->setWordWrap(true);
 
   auto* form = new QFormLayout;
@@ -177,9 +172,7 @@ void LabTab::buildUi() {
   controlsLayout->addStretch(1);
   controls->setMaximumWidth(360);
 
-  plotVariant_ = new QComboBox;
-  plotVariant_->setObjectName(QStringLiteral("labPlotVariant"));
-  plotVariant_->setToolTip(tr("The variant both plots show"));
+  plotVariant_ = named(new QComboBox, "labPlotVariant", tr("The variant both plots show"));
   plotVariant_->setVisible(false);
   exportCsv_ = new QPushButton(tr("Export CSV..."));
   savePlot_ = new QPushButton(tr("Save plots PNG..."));
@@ -248,8 +241,12 @@ void LabTab::buildUi() {
     ratePlot_->setVariant(v);
     showCrossovers();
   });
-  connect(exportCsv_, &QPushButton::clicked, this, &LabTab::exportCsvClicked);
-  connect(savePlot_, &QPushButton::clicked, this, &LabTab::savePlotClicked);
+  connect(exportCsv_, &QPushButton::clicked, this, [this] {
+    saveWithDialog(tr("Export measurements"), QStringLiteral("lab.csv"), tr("CSV (*.csv)"), &LabTab::exportCsv);
+  });
+  connect(savePlot_, &QPushButton::clicked, this, [this] {
+    saveWithDialog(tr("Save plots"), QStringLiteral("lab.png"), tr("PNG image (*.png)"), &LabTab::savePlot);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -548,23 +545,12 @@ bool LabTab::savePlot(const QString& path, QString* error) const {
   return true;
 }
 
-void LabTab::exportCsvClicked() {
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Export measurements"), QStringLiteral("lab.csv"), tr("CSV (*.csv)"));
+void LabTab::saveWithDialog(const QString& title, const QString& suggested, const QString& filter,
+                            bool (LabTab::*save)(const QString& path, QString* error) const) {
+  const QString path = QFileDialog::getSaveFileName(this, title, suggested, filter);
   if (path.isEmpty()) return;
   QString error;
-  if (exportCsv(path, &error))
-    setStatus(tr("Saved %1").arg(path), false);
-  else
-    services_.showError(error);
-}
-
-void LabTab::savePlotClicked() {
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Save plots"), QStringLiteral("lab.png"), tr("PNG image (*.png)"));
-  if (path.isEmpty()) return;
-  QString error;
-  if (savePlot(path, &error))
+  if ((this->*save)(path, &error))
     setStatus(tr("Saved %1").arg(path), false);
   else
     services_.showError(error);

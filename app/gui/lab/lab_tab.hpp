@@ -96,8 +96,10 @@ class LabTab : public QWidget {
   void refuse(const QString& message);
   void finish(const QString& message, bool isError);
   void setStatus(const QString& message, bool isError);
-  void exportCsvClicked();
-  void savePlotClicked();
+  /// Asks where to save (`title`, starting at the file name `suggested`, offering `filter`), saves
+  /// there with `save`, and says how it went.
+  void saveWithDialog(const QString& title, const QString& suggested, const QString& filter,
+                      bool (LabTab::*save)(const QString& path, QString* error) const);
 
   TabServices& services_;
   JobHandle job_;
