@@ -53,35 +53,26 @@ void showText(QLineEdit* edit, const QString& text) {
 // Controls
 
 QWidget* MandelbrotTab::buildLocationControls() {
-  centreEdit_ = new QLineEdit;
-  centreEdit_->setObjectName(QStringLiteral("mandelbrotCentre"));
-  centreEdit_->setToolTip(
-      tr("The centre X, Y with every digit. Type or paste X, Y, or X, Y, WIDTH, or the Copy button's\n"
-         "--center X,Y --width W, and press Enter"));
-  widthEdit_ = new QLineEdit;
-  widthEdit_->setObjectName(QStringLiteral("mandelbrotWidth"));
-  widthEdit_->setToolTip(
-      tr("The view's width in the complex plane: type one (e.g. 1e-300, down to 1e-100000) and press Enter\n"
-         "to zoom the centre to it"));
-  auto* copy = new QPushButton(tr("Copy"));
-  copy->setObjectName(QStringLiteral("mandelbrotCopyLocation"));
-  copy->setToolTip(tr("Copy the location as --center X,Y --width W (gpulab-cli mandelbrot takes it as it is)"));
-  auto* paste = new QPushButton(tr("Paste"));
-  paste->setObjectName(QStringLiteral("mandelbrotPasteLocation"));
-  paste->setToolTip(tr("Go to the location on the clipboard (X, Y / X, Y, WIDTH / --center X,Y --width W)"));
+  centreEdit_ = named(new QLineEdit, "mandelbrotCentre",
+                      tr("The centre X, Y with every digit. Type or paste X, Y, or X, Y, WIDTH, or the Copy button's\n"
+                         "--center X,Y --width W, and press Enter"));
+  widthEdit_ =
+      named(new QLineEdit, "mandelbrotWidth",
+            tr("The view's width in the complex plane: type one (e.g. 1e-300, down to 1e-100000) and press Enter\n"
+               "to zoom the centre to it"));
+  auto* copy = named(new QPushButton(tr("Copy")), "mandelbrotCopyLocation",
+                     tr("Copy the location as --center X,Y --width W (gpulab-cli mandelbrot takes it as it is)"));
+  auto* paste = named(new QPushButton(tr("Paste")), "mandelbrotPasteLocation",
+                      tr("Go to the location on the clipboard (X, Y / X, Y, WIDTH / --center X,Y --width W)"));
 
-  newtonButton_ = new QPushButton(tr("Zoom to minibrot"));
-  newtonButton_->setObjectName(QStringLiteral("mandelbrotNewton"));
-  newtonButton_->setToolTip(
+  newtonButton_ = named(
+      new QPushButton(tr("Zoom to minibrot")), "mandelbrotNewton",
       tr("Find the minibrot nearest the centre (N: nearest the cursor) with Newton's method and zoom towards it"));
-  newtonDepth_ = new QComboBox;
-  newtonDepth_->setObjectName(QStringLiteral("mandelbrotNewtonDepth"));
+  newtonDepth_ = named(new QComboBox, "mandelbrotNewtonDepth",
+                       tr("How far to zoom, in log scale, from the view's width to the minibrot's size: half-way, "
+                          "or onto it (the whole minibrot framed)"));
   addItems<double>(newtonDepth_, {{tr("half-way"), 0.5}, {tr("3/4 of the way"), 0.75}, {tr("onto it"), 1.0}});
-  newtonDepth_->setToolTip(
-      tr("How far to zoom, in log scale, from the view's width to the minibrot's size: half-way, or onto it "
-         "(the whole minibrot framed)"));
-  newtonStatus_ = new QLabel;
-  newtonStatus_->setObjectName(QStringLiteral("mandelbrotNewtonStatus"));
+  newtonStatus_ = named(new QLabel, "mandelbrotNewtonStatus");
   newtonStatus_->setWordWrap(true);
   newtonStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   newtonStatus_->hide();

@@ -18,6 +18,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <cmath>
+#include <utility>
 
 #include "mandelbrot/mandelbrot_worker.hpp"
 #include "widgets/control_builders.hpp"
@@ -214,10 +215,6 @@ void MandelbrotTab::buildUi() {
     updateOverlay();
     updateCancelButton();
   });
-  connect(backButton_, &QPushButton::clicked, this, &MandelbrotTab::back);
-  connect(forwardButton_, &QPushButton::clicked, this, &MandelbrotTab::forward);
-  connect(homeButton, &QPushButton::clicked, this, &MandelbrotTab::home);
-  connect(addBookmarkButton, &QPushButton::clicked, this, &MandelbrotTab::addBookmarkWithDialog);
   connect(bookmarkBox_, &QComboBox::activated, this, &MandelbrotTab::bookmarkChosen);
   connect(mode_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index == 1) {
@@ -265,10 +262,12 @@ void MandelbrotTab::buildUi() {
   connect(offset_, &QSlider::valueChanged, this, &MandelbrotTab::colouringChanged);
   connect(density_, &QDoubleSpinBox::valueChanged, this, &MandelbrotTab::colouringChanged);
   connect(supersample_, &QComboBox::currentIndexChanged, this, &MandelbrotTab::scheduleRender);
-  connect(cpuButton_, &QPushButton::clicked, this, &MandelbrotTab::renderOnCpu);
-  connect(cancelButton_, &QPushButton::clicked, this, &MandelbrotTab::cancelWork);
-  connect(saveButton, &QPushButton::clicked, this, &MandelbrotTab::saveWithDialog);
-  connect(openButton, &QPushButton::clicked, this, &MandelbrotTab::openWithDialog);
+  const std::pair<QPushButton*, void (MandelbrotTab::*)()> buttonActions[] = {
+      {backButton_, &MandelbrotTab::back},          {forwardButton_, &MandelbrotTab::forward},
+      {homeButton, &MandelbrotTab::home},           {addBookmarkButton, &MandelbrotTab::addBookmarkWithDialog},
+      {cpuButton_, &MandelbrotTab::renderOnCpu},    {cancelButton_, &MandelbrotTab::cancelWork},
+      {saveButton, &MandelbrotTab::saveWithDialog}, {openButton, &MandelbrotTab::openWithDialog}};
+  for (const auto& [button, action] : buttonActions) connect(button, &QPushButton::clicked, this, action);
   updateHistoryButtons();
   updateInfo();
   updateLocationFields();
