@@ -23,31 +23,34 @@ std::optional<QSize> parseWindowSize(const QString& text) {
 
 namespace {
 
+/// --<tab>-<name> (the tab's name in lower case), its help starting "<Tab> tab: "; it takes a value
+/// when `valueName` is given.
+QCommandLineOption tabOption(const char* tab, const char* name, const char* description,
+                             const char* valueName = nullptr) {
+  const QString tabName = QString::fromLatin1(tab);
+  return QCommandLineOption(tabName.toLower() + QLatin1Char('-') + QLatin1String(name),
+                            tabName + QStringLiteral(" tab: ") + QLatin1String(description),
+                            valueName != nullptr ? QString::fromLatin1(valueName) : QString());
+}
+
 // ---------------------------------------------------------------------------------------------
 // The Lab tab's options
 
+QCommandLineOption labOption(const char* name, const char* description, const char* valueName = nullptr) {
+  return tabOption("Lab", name, description, valueName);
+}
+
 struct LabOptionSet {
-  QCommandLineOption experiment{QStringLiteral("lab-experiment"),
-                                QStringLiteral("Lab tab: the experiment (matmul, transpose, transfer, elementwise, "
-                                               "reduce)."),
-                                QStringLiteral("NAME")};
-  QCommandLineOption sizes{QStringLiteral("lab-sizes"),
-                           QStringLiteral("Lab tab: the sweep, e.g. 32..4096, 4K..256M or 33x100x7,64."),
-                           QStringLiteral("LIST")};
-  QCommandLineOption dtype{QStringLiteral("lab-dtype"), QStringLiteral("Lab tab: f32 or f64."), QStringLiteral("TYPE")};
-  QCommandLineOption impls{QStringLiteral("lab-impls"),
-                           QStringLiteral("Lab tab: comma-separated implementations (default: all this machine "
-                                          "can run)."),
-                           QStringLiteral("LIST")};
-  QCommandLineOption ops{QStringLiteral("lab-ops"),
-                         QStringLiteral("Lab tab: comma-separated variants to measure; the first is plotted."),
-                         QStringLiteral("LIST")};
-  QCommandLineOption reps{QStringLiteral("lab-reps"), QStringLiteral("Lab tab: timed runs per measurement (1-1000)."),
-                          QStringLiteral("N")};
-  QCommandLineOption withCopies{QStringLiteral("lab-with-copies"),
-                                QStringLiteral("Lab tab: also time upload + compute + download as one.")};
-  QCommandLineOption run{QStringLiteral("lab-run"),
-                         QStringLiteral("Lab tab: run the sweep; with --screenshot, take it once the sweep ends.")};
+  QCommandLineOption experiment =
+      labOption("experiment", "the experiment (matmul, transpose, transfer, elementwise, reduce).", "NAME");
+  QCommandLineOption sizes = labOption("sizes", "the sweep, e.g. 32..4096, 4K..256M or 33x100x7,64.", "LIST");
+  QCommandLineOption dtype = labOption("dtype", "f32 or f64.", "TYPE");
+  QCommandLineOption impls =
+      labOption("impls", "comma-separated implementations (default: all this machine can run).", "LIST");
+  QCommandLineOption ops = labOption("ops", "comma-separated variants to measure; the first is plotted.", "LIST");
+  QCommandLineOption reps = labOption("reps", "timed runs per measurement (1-1000).", "N");
+  QCommandLineOption withCopies = labOption("with-copies", "also time upload + compute + download as one.");
+  QCommandLineOption run = labOption("run", "run the sweep; with --screenshot, take it once the sweep ends.");
 };
 
 LabOptionSet addLabOptions(QCommandLineParser& parser) {
@@ -140,18 +143,17 @@ void readLabOptions(const QCommandLineParser& parser, const LabOptionSet& o, Com
 // ---------------------------------------------------------------------------------------------
 // The Mandelbrot tab's options
 
+QCommandLineOption mandelbrotOption(const char* name, const char* description, const char* valueName) {
+  return tabOption("Mandelbrot", name, description, valueName);
+}
+
 struct MandelbrotOptionSet {
-  QCommandLineOption center{QStringLiteral("mandelbrot-center"),
-                            QStringLiteral("Mandelbrot tab: the centre X,Y, with as many digits as the depth needs."),
-                            QStringLiteral("X,Y")};
-  QCommandLineOption width{QStringLiteral("mandelbrot-width"),
-                           QStringLiteral("Mandelbrot tab: the view's width in the complex plane, e.g. 0.005 or "
-                                          "1e-500 (down to 1e-100000)."),
-                           QStringLiteral("W")};
-  QCommandLineOption iterations{QStringLiteral("mandelbrot-iters"),
-                                QStringLiteral("Mandelbrot tab: maximum iterations (1..16777216) or auto (from the "
-                                               "depth, the default)."),
-                                QStringLiteral("N")};
+  QCommandLineOption center =
+      mandelbrotOption("center", "the centre X,Y, with as many digits as the depth needs.", "X,Y");
+  QCommandLineOption width = mandelbrotOption(
+      "width", "the view's width in the complex plane, e.g. 0.005 or 1e-500 (down to 1e-100000).", "W");
+  QCommandLineOption iterations =
+      mandelbrotOption("iters", "maximum iterations (1..16777216) or auto (from the depth, the default).", "N");
 };
 
 MandelbrotOptionSet addMandelbrotOptions(QCommandLineParser& parser) {
