@@ -18,6 +18,7 @@
 
 #include "filters/kernel_editor.hpp"
 #include "gpulab/filters/kernel_file.hpp"
+#include "widgets/control_builders.hpp"
 
 namespace gpulab::gui {
 namespace {
@@ -64,15 +65,11 @@ class IntegerControl final : public ParamControl {
     slider_->setObjectName(objectNameFor(op, i) + QStringLiteral("_slider"));
     slider_->setRange(lo, sliderEnd);
     spin_ = new QSpinBox;
-    spin_->setObjectName(objectNameFor(op, i));
     spin_->setRange(lo, hi);
-    spin_->setToolTip(presentation().tooltip);
     row().addWidget(slider_, 1);
-    row().addWidget(spin_);
-    const std::string first = initialValue();
-    if (!first.empty()) setValue(first);
+    place(spin_, op, 0);
+    showInitialValue();
     slider_->setValue(std::min(spin_->value(), slider_->maximum()));
-    updateHint();
     connect(slider_, &QSlider::valueChanged, this, [this](int v) {
       // The slider ends before the spin box: at its end it leaves a larger value alone.
       if (spin_->value() <= slider_->maximum() || v < slider_->maximum()) spin_->setValue(v);
@@ -101,21 +98,11 @@ class NumberControl final : public ParamControl {
   NumberControl(const gpulab::OperationInfo& op, gpulab::ParamInfo info, ParamPresentation p)
       : ParamControl(std::move(info), std::move(p)) {
     const gpulab::ParamInfo& i = this->info();
-    spin_ = new QDoubleSpinBox;
-    spin_->setObjectName(objectNameFor(op, i));
-    const double lo = std::max(i.minimum, -kSpinLimit), hi = std::min(i.maximum, kSpinLimit);
-    spin_->setRange(lo, std::max(lo, hi));
-    spin_->setDecimals(3);
-    spin_->setSingleStep(hi - lo <= 10 ? 0.01 : 1.0);
-    spin_->setToolTip(presentation().tooltip);
-    row().addWidget(spin_, 1);
-    const std::string first = initialValue();
-    if (!first.empty()) setValue(first);
-    updateHint();
-    connect(spin_, &QDoubleSpinBox::valueChanged, this, [this] {
-      updateHint();
-      emit changed();
-    });
+    const double lo = std::max(i.minimum, -kSpinLimit), hi = std::max(lo, std::min(i.maximum, kSpinLimit));
+    spin_ = decimalSpinBox(lo, hi, hi - lo <= 10 ? 0.01 : 1.0, 3, std::clamp(0.0, lo, hi));
+    place(spin_, op);
+    showInitialValue();
+    reportChanges(spin_, &QDoubleSpinBox::valueChanged);
   }
   std::string value() const override { return numberText(spin_->value()); }
   void setValue(const std::string& text) override { spin_->setValue(parseNumber(info(), text)); }
@@ -129,8 +116,6 @@ class ChoiceControl final : public ParamControl {
   ChoiceControl(const gpulab::OperationInfo& op, gpulab::ParamInfo info, ParamPresentation p)
       : ParamControl(std::move(info), std::move(p)) {
     combo_ = new QComboBox;
-    combo_->setObjectName(objectNameFor(op, this->info()));
-    combo_->setToolTip(presentation().tooltip);
     for (const std::string& choice : this->info().choices) {
       QString text = QString::fromStdString(choice);
       for (const auto& [value, label] : presentation().choiceLabels)
@@ -139,14 +124,9 @@ class ChoiceControl final : public ParamControl {
     }
     combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     combo_->setMinimumContentsLength(8);
-    row().addWidget(combo_, 1);
-    const std::string first = initialValue();
-    if (!first.empty()) setValue(first);
-    updateHint();
-    connect(combo_, &QComboBox::currentIndexChanged, this, [this] {
-      updateHint();
-      emit changed();
-    });
+    place(combo_, op);
+    showInitialValue();
+    reportChanges(combo_, &QComboBox::currentIndexChanged);
   }
   std::string value() const override { return combo_->currentData().toString().toStdString(); }
   void setValue(const std::string& text) override {
@@ -168,16 +148,9 @@ class FlagControl final : public ParamControl {
   FlagControl(const gpulab::OperationInfo& op, gpulab::ParamInfo info, ParamPresentation p)
       : ParamControl(std::move(info), std::move(p)) {
     check_ = new QCheckBox(presentation().label);
-    check_->setObjectName(objectNameFor(op, this->info()));
-    check_->setToolTip(presentation().tooltip);
-    row().addWidget(check_, 1);
-    const std::string first = initialValue();
-    if (!first.empty()) setValue(first);
-    updateHint();
-    connect(check_, &QCheckBox::toggled, this, [this] {
-      updateHint();
-      emit changed();
-    });
+    place(check_, op);
+    showInitialValue();
+    reportChanges(check_, &QCheckBox::toggled);
   }
   bool spansRow() const override { return true; }
   std::string value() const override { return check_->isChecked() ? "true" : "false"; }
@@ -196,11 +169,8 @@ class KernelControl final : public ParamControl {
   KernelControl(const gpulab::OperationInfo& op, gpulab::ParamInfo info, ParamPresentation p)
       : ParamControl(std::move(info), std::move(p)) {
     editor_ = new KernelEditor;
-    editor_->setObjectName(objectNameFor(op, this->info()));
-    editor_->setToolTip(presentation().tooltip);
-    row().addWidget(editor_, 1);
-    const std::string first = initialValue();
-    if (!first.empty()) setValue(first);  // otherwise the editor's own first preset
+    place(editor_, op);
+    showInitialValue();  // without one, the editor's own first preset
     connect(editor_, &KernelEditor::changed, this, &ParamControl::changed);
     connect(editor_, &KernelEditor::message, this, &ParamControl::message);
   }
@@ -242,6 +212,18 @@ void ParamControl::updateHint() {
 
 std::string ParamControl::initialValue() const {
   return presentation_.initialValue.empty() ? info_.defaultValue : presentation_.initialValue;
+}
+
+void ParamControl::place(QWidget* editor, const gpulab::OperationInfo& operation, int stretch) {
+  editor->setObjectName(objectNameFor(operation, info_));
+  editor->setToolTip(presentation_.tooltip);
+  row_->addWidget(editor, stretch);
+}
+
+void ParamControl::showInitialValue() {
+  const std::string first = initialValue();
+  if (!first.empty()) setValue(first);
+  updateHint();
 }
 
 std::unique_ptr<ParamControl> makeParamControl(const gpulab::OperationInfo& operation, const gpulab::ParamInfo& param) {

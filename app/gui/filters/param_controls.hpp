@@ -58,6 +58,19 @@ class ParamControl : public QObject {
   void updateHint();
   /// The first value: the presentation's, else the registry's default.
   std::string initialValue() const;
+  /// Puts `editor` on the row (with `stretch`), named after the parameter of `operation` and wearing
+  /// the presentation's tooltip.
+  void place(QWidget* editor, const gpulab::OperationInfo& operation, int stretch = 1);
+  /// Sets the first value, when there is one, and shows its hint (call once the control is built).
+  void showInitialValue();
+  /// Every `signal` of `editor` updates the hint and says the value changed.
+  template <class Editor, class Signal>
+  void reportChanges(Editor* editor, Signal signal) {
+    connect(editor, signal, this, [this] {
+      updateHint();
+      emit changed();
+    });
+  }
 
  private:
   gpulab::ParamInfo info_;
