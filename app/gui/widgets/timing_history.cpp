@@ -2,12 +2,36 @@
 
 #include <QStringList>
 #include <cmath>
+#include <iterator>
 
 namespace gpulab::gui {
 
 namespace {
 
 QVariant msCell(std::optional<double> v) { return v ? QVariant(formatMs(*v)) : QVariant(); }
+
+/// A column's title and, for the measured ones, what it measures.
+struct ColumnText {
+  const char* title;
+  const char* toolTip;
+};
+
+/// In the order of TimingHistoryModel::Column.
+constexpr ColumnText kColumns[] = {
+    {QT_TR_NOOP("Time"), nullptr},
+    {QT_TR_NOOP("Operation"), nullptr},
+    {QT_TR_NOOP("Image"), nullptr},
+    {QT_TR_NOOP("CPU"), QT_TR_NOOP("CPU baseline (OpenCV), median")},
+    {QT_TR_NOOP("Threads"), nullptr},
+    {QT_TR_NOOP("Upload"), nullptr},
+    {QT_TR_NOOP("GPU compute"), QT_TR_NOOP("GPU kernels alone, median (CUDA events)")},
+    {QT_TR_NOOP("Download"), nullptr},
+    {QT_TR_NOOP("GPU total"), QT_TR_NOOP("GPU end to end: upload + compute + download")},
+    {QT_TR_NOOP("Speedup"), QT_TR_NOOP("CPU time / GPU compute time")},
+    {QT_TR_NOOP("GPU rate"), QT_TR_NOOP("GPU compute on the least work the operation must do: the share of the "
+                                        "ceiling measured for it, and the rate")},
+};
+static_assert(std::size(kColumns) == TimingHistoryModel::Count);
 
 }  // namespace
 
@@ -109,52 +133,11 @@ QVariant TimingHistoryModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant TimingHistoryModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal) return {};
-  if (role == Qt::ToolTipRole) {
-    switch (section) {
-      case CpuMs:
-        return tr("CPU baseline (OpenCV), median");
-      case ComputeMs:
-        return tr("GPU kernels alone, median (CUDA events)");
-      case GpuTotalMs:
-        return tr("GPU end to end: upload + compute + download");
-      case Speedup:
-        return tr("CPU time / GPU compute time");
-      case Rate:
-        return tr(
-            "GPU compute on the least work the operation must do: the share of the ceiling measured for "
-            "it, and the rate");
-      default:
-        return {};
-    }
-  }
-  if (role != Qt::DisplayRole) return {};
-  switch (section) {
-    case Time:
-      return tr("Time");
-    case Operation:
-      return tr("Operation");
-    case Image:
-      return tr("Image");
-    case CpuMs:
-      return tr("CPU");
-    case CpuThreads:
-      return tr("Threads");
-    case UploadMs:
-      return tr("Upload");
-    case ComputeMs:
-      return tr("GPU compute");
-    case DownloadMs:
-      return tr("Download");
-    case GpuTotalMs:
-      return tr("GPU total");
-    case Speedup:
-      return tr("Speedup");
-    case Rate:
-      return tr("GPU rate");
-    default:
-      return {};
-  }
+  if (orientation != Qt::Horizontal || section < 0 || section >= Count) return {};
+  const ColumnText& column = kColumns[section];
+  if (role == Qt::DisplayRole) return tr(column.title);
+  if (role == Qt::ToolTipRole && column.toolTip != nullptr) return tr(column.toolTip);
+  return {};
 }
 
 }  // namespace gpulab::gui
