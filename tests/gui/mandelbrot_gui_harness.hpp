@@ -89,8 +89,9 @@ struct Harness {
     waitUntil([] { return false; }, 100);
     EXPECT_TRUE(tab.grab().save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + QString::fromUtf8(name)));
   }
-  void mouse(QEvent::Type type, QPointF pos, Qt::MouseButton button, Qt::MouseButtons buttons) {
-    QMouseEvent event(type, pos, canvas().mapToGlobal(pos), button, buttons, Qt::NoModifier);
+  void mouse(QEvent::Type type, QPointF pos, Qt::MouseButton button, Qt::MouseButtons buttons,
+             Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
+    QMouseEvent event(type, pos, canvas().mapToGlobal(pos), button, buttons, modifiers);
     QCoreApplication::sendEvent(&canvas(), &event);
   }
   /// Saves the view as a PNG of `size` pixels at `path` and waits until it is written.

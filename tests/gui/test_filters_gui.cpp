@@ -812,6 +812,18 @@ TEST_F(FiltersGui, BeforeAfterViewSplitsAndSpaceShowsTheOriginal) {
   EXPECT_EQ(colourAt(left), QColor(Qt::red));
   EXPECT_EQ(colourAt(right), QColor(Qt::blue));
 
+  // A drag that starts on the split line moves it.
+  for (const auto& [type, x, button, buttons] :
+       {std::tuple{QEvent::MouseButtonPress, 150, Qt::LeftButton, Qt::MouseButtons(Qt::LeftButton)},
+        std::tuple{QEvent::MouseMove, 225, Qt::NoButton, Qt::MouseButtons(Qt::LeftButton)},
+        std::tuple{QEvent::MouseButtonRelease, 225, Qt::LeftButton, Qt::MouseButtons(Qt::NoButton)}}) {
+    const QPointF pos(x, 100);
+    QMouseEvent event(type, pos, view.mapToGlobal(pos), button, buttons, Qt::NoModifier);
+    QCoreApplication::sendEvent(&view, &event);
+  }
+  EXPECT_DOUBLE_EQ(view.splitFraction(), 0.75);
+  view.setSplitFraction(0.5);
+
   QKeyEvent space(QEvent::KeyPress, Qt::Key_Space, Qt::NoModifier, QStringLiteral(" "));
   QCoreApplication::sendEvent(&view, &space);
   EXPECT_EQ(view.mode(), BeforeAfterView::Mode::Before);

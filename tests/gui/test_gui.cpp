@@ -523,6 +523,56 @@ TEST_F(GuiTest, ImageViewZoomsAboutTheAnchor) {
   EXPECT_DOUBLE_EQ(view.zoom(), 1.0);
 }
 
+TEST_F(GuiTest, ImageViewFollowsTheMouse) {
+  ImageView view;
+  view.resize(416, 316);
+  view.show();
+  QImage image(200, 100, QImage::Format_RGB888);
+  image.fill(Qt::darkCyan);
+  view.setImage(image);  // fitted: 2x
+  QPoint hovered;
+  QObject::connect(&view, &ImageView::pixelHovered, [&](QPoint pixel) { hovered = pixel; });
+  auto mouse = [&view](QEvent::Type type, QPointF pos, Qt::MouseButton button, Qt::MouseButtons buttons) {
+    QMouseEvent event(type, pos, view.mapToGlobal(pos), button, buttons, Qt::NoModifier);
+    QCoreApplication::sendEvent(&view, &event);
+  };
+
+  // A wheel notch zooms 1.2x about the cursor (across: the picture is still lower than the view, centred).
+  const QPointF cursor(150, 120);
+  const QPointF under = view.imagePointAt(cursor);
+  QWheelEvent wheel(cursor, view.mapToGlobal(cursor), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(&view, &wheel);
+  EXPECT_DOUBLE_EQ(view.zoom(), 2.4);
+  EXPECT_FALSE(view.fitsToWindow());
+  EXPECT_NEAR(view.imagePointAt(cursor).x(), under.x(), 1e-9);
+  EXPECT_NEAR(view.imagePointAt(QPointF(0, 158)).y(), 50.0, 1e-9);
+
+  // A drag moves the picture with the mouse where it is wider than the view; it stays centred where not.
+  const QPointF from(200, 150), to(180, 140);
+  const QPointF grabbed = view.imagePointAt(from);
+  mouse(QEvent::MouseButtonPress, from, Qt::LeftButton, Qt::LeftButton);
+  mouse(QEvent::MouseMove, to, Qt::NoButton, Qt::LeftButton);
+  mouse(QEvent::MouseButtonRelease, to, Qt::LeftButton, Qt::NoButton);
+  EXPECT_NEAR(view.imagePointAt(to).x(), grabbed.x(), 1e-9);
+  EXPECT_NEAR(view.imagePointAt(QPointF(0, 158)).y(), 50.0, 1e-9);
+
+  // The pixel under the mouse, and (-1, -1) once it leaves.
+  mouse(QEvent::MouseMove, cursor, Qt::NoButton, Qt::NoButton);
+  const QPointF pixel = view.imagePointAt(cursor);
+  EXPECT_EQ(hovered, QPoint(static_cast<int>(pixel.x()), static_cast<int>(pixel.y())));
+  QEvent leave(QEvent::Leave);
+  QCoreApplication::sendEvent(&view, &leave);
+  EXPECT_EQ(hovered, QPoint(-1, -1));
+
+  // A double-click shows 100 % about the point, another fits the photo again.
+  mouse(QEvent::MouseButtonDblClick, cursor, Qt::LeftButton, Qt::LeftButton);
+  EXPECT_DOUBLE_EQ(view.zoom(), 1.0);
+  mouse(QEvent::MouseButtonDblClick, cursor, Qt::LeftButton, Qt::LeftButton);
+  EXPECT_TRUE(view.fitsToWindow());
+  EXPECT_DOUBLE_EQ(view.zoom(), 2.0);
+}
+
 TEST_F(GuiTest, ImageViewPaintsLargePhotosBeforeAndAfterTheSmoothCache) {
   ImageView view;
   view.resize(400, 300);

@@ -123,6 +123,22 @@ TEST_F(MandelbrotGui, WheelZoomsAboutTheCursorDragPansKeysMove) {
   EXPECT_EQ(h.tab.view().width, v.width);
   EXPECT_LT(planeError(planePointF(h.tab.view(), to * dpr), grabbed, v.widthValue()), 1e-12);
 
+  // Shift+drag: a box to zoom into, centred where the box was. A double-click recentres.
+  v = h.tab.view();
+  const QPointF middle(0.5 * v.imageWidth, 0.5 * v.imageHeight);
+  const QPointF corner(60, 40), opposite(180, 100);
+  h.mouse(QEvent::MouseButtonPress, corner, Qt::LeftButton, Qt::LeftButton, Qt::ShiftModifier);
+  h.mouse(QEvent::MouseMove, opposite, Qt::NoButton, Qt::LeftButton, Qt::ShiftModifier);
+  h.mouse(QEvent::MouseButtonRelease, opposite, Qt::LeftButton, Qt::NoButton, Qt::ShiftModifier);
+  EXPECT_LT(h.tab.view().widthValue(), 0.5 * v.widthValue());
+  EXPECT_LT(
+      planeError(planePointF(h.tab.view(), middle), planePointF(v, (corner + opposite) / 2 * dpr), v.widthValue()),
+      1e-12);
+  v = h.tab.view();
+  h.mouse(QEvent::MouseButtonDblClick, from, Qt::LeftButton, Qt::LeftButton);
+  EXPECT_EQ(h.tab.view().width, v.width);
+  EXPECT_LT(planeError(planePointF(h.tab.view(), middle), planePointF(v, from * dpr), v.widthValue()), 1e-12);
+
   // Keys: + and - zoom about the centre by 1.5, arrows move by a tenth of the image, Home goes home.
   v = h.tab.view();
   const QPointF centre(0.5 * v.imageWidth, 0.5 * v.imageHeight);
