@@ -6,10 +6,8 @@
 #include <QFontMetrics>
 #include <QKeyEvent>
 #include <QMenu>
-#include <QMouseEvent>
 #include <QPainter>
 #include <QRubberBand>
-#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -40,16 +38,14 @@ void MandelbrotCanvas::request(Make&& make) {
 }
 
 QPointF MandelbrotCanvas::pixelUnderMouse() const {
+  const std::optional<QPointF> mouse = mousePosition();
+  if (mouse && rect().contains(mouse->toPoint())) return toPixels(*mouse);
   const QSize s = pixelSize();
-  return rect().contains(mouse_.toPoint()) ? toPixels(mouse_) : QPointF(0.5 * s.width(), 0.5 * s.height());
+  return {0.5 * s.width(), 0.5 * s.height()};
 }
 
-MandelbrotCanvas::MandelbrotCanvas(QWidget* parent) : QWidget(parent) {
-  setFocusPolicy(Qt::StrongFocus);
-  setMouseTracking(true);
-  setAttribute(Qt::WA_OpaquePaintEvent);
-  setMinimumSize(160, 120);
-  setCursor(Qt::CrossCursor);
+MandelbrotCanvas::MandelbrotCanvas(QWidget* parent) : PanZoomSurface(kWheelStep, parent) {
+  setIdleCursor(Qt::CrossCursor);
   setToolTip(
       tr("Wheel: zoom   drag: pan   Shift+drag: zoom into a box   double-click: recentre\n"
          "+ / -: zoom 1.5x   PageUp / PageDown: zoom 10x   Shift+PageUp / Shift+PageDown: zoom 1000x\n"
@@ -150,52 +146,34 @@ void MandelbrotCanvas::resizeEvent(QResizeEvent* event) {
   emit resized();
 }
 
-void MandelbrotCanvas::wheelEvent(QWheelEvent* event) {
-  const double notches = event->angleDelta().y() / 120.0;
-  if (notches == 0) return;
-  request([&] { return zoomedAbout(sized(view_), toPixels(event->position()), std::pow(kWheelStep, notches)); });
-  event->accept();
+void MandelbrotCanvas::zoomAbout(QPointF anchor, double factor) {
+  request([&] { return zoomedAbout(sized(view_), toPixels(anchor), factor); });
 }
 
-void MandelbrotCanvas::mousePressEvent(QMouseEvent* event) {
-  if (event->button() != Qt::LeftButton) return QWidget::mousePressEvent(event);
-  if (event->modifiers() & (Qt::ShiftModifier | Qt::ControlModifier)) {
-    if (band_ == nullptr) band_ = new QRubberBand(QRubberBand::Rectangle, this);
-    bandStart_ = event->position();
-    band_->setGeometry(QRect(bandStart_.toPoint(), QSize()));
-    band_->show();
-  } else {
-    dragging_ = true;
-    dragLast_ = event->position();
-    setCursor(Qt::ClosedHandCursor);
-  }
+void MandelbrotCanvas::panBy(QPointF delta) {
+  request([&] { return panned(sized(view_), toPixels(delta)); });
 }
 
-void MandelbrotCanvas::mouseMoveEvent(QMouseEvent* event) {
-  mouse_ = event->position();
-  if (band_ != nullptr && band_->isVisible()) {
-    band_->setGeometry(QRectF(bandStart_, event->position()).normalized().toRect());
-  } else if (dragging_) {
-    const QPointF delta = toPixels(event->position() - dragLast_);
-    dragLast_ = event->position();
-    if (!delta.isNull()) request([&] { return panned(sized(view_), delta); });
-  }
+void MandelbrotCanvas::doubleClickedAt(QPointF point) {
+  request([&] { return recentred(sized(view_), toPixels(point)); });
 }
 
-void MandelbrotCanvas::mouseReleaseEvent(QMouseEvent* event) {
-  if (event->button() != Qt::LeftButton) return QWidget::mouseReleaseEvent(event);
-  if (band_ != nullptr && band_->isVisible()) {
-    band_->hide();
-    const QRectF box(toPixels(bandStart_), toPixels(event->position()));
-    if (std::abs(box.width()) >= 4 && std::abs(box.height()) >= 4)
-      request([&] { return zoomedToRect(sized(view_), box); });
-  }
-  dragging_ = false;
-  setCursor(Qt::CrossCursor);
+bool MandelbrotCanvas::takesDrag(QPointF point, Qt::KeyboardModifiers modifiers) {
+  if (!(modifiers & (Qt::ShiftModifier | Qt::ControlModifier))) return false;
+  if (band_ == nullptr) band_ = new QRubberBand(QRubberBand::Rectangle, this);
+  bandStart_ = point;
+  band_->setGeometry(QRect(bandStart_.toPoint(), QSize()));
+  band_->show();
+  return true;
 }
 
-void MandelbrotCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton) request([&] { return recentred(sized(view_), toPixels(event->position())); });
+void MandelbrotCanvas::dragTo(QPointF point) { band_->setGeometry(QRectF(bandStart_, point).normalized().toRect()); }
+
+void MandelbrotCanvas::dragEnded(QPointF point) {
+  band_->hide();
+  const QRectF box(toPixels(bandStart_), toPixels(point));
+  if (std::abs(box.width()) >= 4 && std::abs(box.height()) >= 4)
+    request([&] { return zoomedToRect(sized(view_), box); });
 }
 
 void MandelbrotCanvas::keyPressEvent(QKeyEvent* event) {

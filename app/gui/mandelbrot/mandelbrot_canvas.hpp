@@ -1,21 +1,21 @@
 // The Mandelbrot tab's canvas: shows the last frame stretched and shifted to the current view at once
 // (the screen follows the mouse while the next frame is computed, however deep) and turns the wheel,
-// drags, a rubber band, double-clicks and keys into view requests. It renders nothing itself. A line in
-// its top-left corner says the arithmetic, the width and what the reference orbit did (setOverlay).
+// drags, a rubber band (Shift or Ctrl+drag), double-clicks and keys into view requests. It renders nothing itself. A
+// line in its top-left corner says the arithmetic, the width and what the reference orbit did (setOverlay).
 #pragma once
 
 #include <QImage>
 #include <QPointF>
 #include <QString>
-#include <QWidget>
 
 #include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "widgets/pan_zoom_surface.hpp"
 
 class QRubberBand;
 
 namespace gpulab::gui {
 
-class MandelbrotCanvas : public QWidget {
+class MandelbrotCanvas : public PanZoomSurface {
   Q_OBJECT
 
  public:
@@ -55,13 +55,16 @@ class MandelbrotCanvas : public QWidget {
  protected:
   void paintEvent(QPaintEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
-  void wheelEvent(QWheelEvent* event) override;
-  void mousePressEvent(QMouseEvent* event) override;
-  void mouseMoveEvent(QMouseEvent* event) override;
-  void mouseReleaseEvent(QMouseEvent* event) override;
-  void mouseDoubleClickEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
+  // The wheel zooms about the cursor, a drag pans, a double-click recentres: all as view requests.
+  void zoomAbout(QPointF anchor, double factor) override;
+  void panBy(QPointF delta) override;
+  void doubleClickedAt(QPointF point) override;
+  // Shift or Ctrl+drag draws a box to zoom into.
+  bool takesDrag(QPointF point, Qt::KeyboardModifiers modifiers) override;
+  void dragTo(QPointF point) override;
+  void dragEnded(QPointF point) override;
 
  private:
   QPointF toPixels(QPointF widgetPoint) const;
@@ -81,9 +84,6 @@ class MandelbrotCanvas : public QWidget {
   QString overlay_;
   QRubberBand* band_ = nullptr;
   QPointF bandStart_;
-  bool dragging_ = false;
-  QPointF dragLast_;
-  QPointF mouse_{-1, -1};
 };
 
 }  // namespace gpulab::gui

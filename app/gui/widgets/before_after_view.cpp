@@ -1,7 +1,6 @@
 #include "widgets/before_after_view.hpp"
 
 #include <QKeyEvent>
-#include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <QTimer>
@@ -199,38 +198,21 @@ void BeforeAfterView::paintLabel(QPainter& p, const QString& text, bool right) {
 // ---------------------------------------------------------------------------------------------
 // Mouse and keyboard
 
-void BeforeAfterView::mousePressEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton && nearSplit(event->position())) {
-    draggingSplit_ = true;
+bool BeforeAfterView::takesDrag(QPointF point, Qt::KeyboardModifiers) {
+  if (!nearSplit(point)) return false;
+  setCursor(Qt::SplitHCursor);
+  return true;
+}
+
+void BeforeAfterView::dragTo(QPointF point) { setSplitFraction(width() > 0 ? point.x() / width() : 0.5); }
+
+void BeforeAfterView::hovered(std::optional<QPointF> point) {
+  ImageView::hovered(point);
+  if (dragging()) return;
+  if (point && nearSplit(*point))
     setCursor(Qt::SplitHCursor);
-    event->accept();
-    return;
-  }
-  ImageView::mousePressEvent(event);
-}
-
-void BeforeAfterView::mouseMoveEvent(QMouseEvent* event) {
-  if (draggingSplit_) {
-    setSplitFraction(width() > 0 ? event->position().x() / width() : 0.5);
-    event->accept();
-    return;
-  }
-  ImageView::mouseMoveEvent(event);
-  if (event->buttons() == Qt::NoButton) {
-    if (nearSplit(event->position()))
-      setCursor(Qt::SplitHCursor);
-    else
-      unsetCursor();
-  }
-}
-
-void BeforeAfterView::mouseReleaseEvent(QMouseEvent* event) {
-  if (draggingSplit_ && event->button() == Qt::LeftButton) {
-    draggingSplit_ = false;
-    event->accept();
-    return;
-  }
-  ImageView::mouseReleaseEvent(event);
+  else
+    unsetCursor();
 }
 
 void BeforeAfterView::keyPressEvent(QKeyEvent* event) {

@@ -45,10 +45,11 @@ class BeforeAfterView : public ImageView {
 
  protected:
   void paintEvent(QPaintEvent* event) override;
-  void mousePressEvent(QMouseEvent* event) override;
-  void mouseMoveEvent(QMouseEvent* event) override;
-  void mouseReleaseEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
+  // A drag that starts on the split line moves it; the cursor says so over the line.
+  bool takesDrag(QPointF point, Qt::KeyboardModifiers modifiers) override;
+  void dragTo(QPointF point) override;
+  void hovered(std::optional<QPointF> point) override;
 
  private:
   bool nearSplit(QPointF point) const;
@@ -66,7 +67,6 @@ class BeforeAfterView : public ImageView {
   Mode mode_ = Mode::Split;
   Mode modeBeforeToggle_ = Mode::Split;
   double split_ = 0.5;
-  bool draggingSplit_ = false;
 };
 
 }  // namespace gpulab::gui

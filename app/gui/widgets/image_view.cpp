@@ -1,15 +1,15 @@
 #include "widgets/image_view.hpp"
 
-#include <QMouseEvent>
 #include <QPainter>
 #include <QTimer>
-#include <QWheelEvent>
 #include <algorithm>
 #include <array>
 #include <cmath>
 
 namespace gpulab::gui {
 namespace {
+
+constexpr double kWheelStep = 1.2;  // zoom per wheel notch
 
 // The steps of Ctrl+= and Ctrl+-, as image viewers offer them.
 constexpr std::array<double, 23> kZoomSteps = {
@@ -30,17 +30,13 @@ void paintCheckerboard(QPainter& p, const QRectF& area) {
 
 }  // namespace
 
-ImageView::ImageView(QWidget* parent) : QWidget(parent), rescaleTimer_(new QTimer(this)) {
+ImageView::ImageView(QWidget* parent) : PanZoomSurface(kWheelStep, parent), rescaleTimer_(new QTimer(this)) {
   rescaleTimer_->setSingleShot(true);
   rescaleTimer_->setInterval(120);
   connect(rescaleTimer_, &QTimer::timeout, this, [this] {
     rebuildScaled();
     update();
   });
-  setMouseTracking(true);
-  setFocusPolicy(Qt::StrongFocus);
-  setAttribute(Qt::WA_OpaquePaintEvent);
-  setMinimumSize(160, 120);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
   placeholder_ = tr("No photo");
 }
@@ -189,50 +185,30 @@ void ImageView::resizeEvent(QResizeEvent*) {
     constrainOffset();
 }
 
-void ImageView::wheelEvent(QWheelEvent* event) {
-  if (image_.isNull()) return;
-  // 120 units per notch of a classic wheel: one notch zooms by 1.2x; touchpads send finer steps.
-  const double factor = std::pow(1.2, event->angleDelta().y() / 120.0);
-  setZoom(zoom_ * factor, event->position());
-  event->accept();
+void ImageView::zoomAbout(QPointF anchor, double factor) { setZoom(zoom_ * factor, anchor); }
+
+void ImageView::panBy(QPointF delta) {
+  offset_ += delta;
+  constrainOffset();
+  update();
 }
 
-void ImageView::mousePressEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton && !image_.isNull()) {
-    dragging_ = true;
-    dragStart_ = event->position();
-    offsetAtDragStart_ = offset_;
-    setCursor(Qt::ClosedHandCursor);
-  }
-}
-
-void ImageView::mouseMoveEvent(QMouseEvent* event) {
-  if (dragging_) {
-    offset_ = offsetAtDragStart_ + (event->position() - dragStart_);
-    constrainOffset();
-    update();
-  }
-  if (image_.isNull()) return;
-  const QPointF pt = imagePointAt(event->position());
-  const QPoint pixel(static_cast<int>(std::floor(pt.x())), static_cast<int>(std::floor(pt.y())));
-  emit pixelHovered(image_.rect().contains(pixel) ? pixel : QPoint(-1, -1));
-}
-
-void ImageView::mouseReleaseEvent(QMouseEvent* event) {
-  if (event->button() == Qt::LeftButton && dragging_) {
-    dragging_ = false;
-    unsetCursor();
-  }
-}
-
-void ImageView::mouseDoubleClickEvent(QMouseEvent* event) {
-  if (image_.isNull()) return;
+void ImageView::doubleClickedAt(QPointF point) {
   if (fit_ || std::abs(zoom_ - 1.0) > 1e-9)
-    setZoom(1.0, event->position());
+    setZoom(1.0, point);
   else
     fitToWindow();
 }
 
-void ImageView::leaveEvent(QEvent*) { emit pixelHovered(QPoint(-1, -1)); }
+void ImageView::hovered(std::optional<QPointF> point) {
+  if (!point) {
+    emit pixelHovered(QPoint(-1, -1));
+    return;
+  }
+  if (image_.isNull()) return;
+  const QPointF pt = imagePointAt(*point);
+  const QPoint pixel(static_cast<int>(std::floor(pt.x())), static_cast<int>(std::floor(pt.y())));
+  emit pixelHovered(image_.rect().contains(pixel) ? pixel : QPoint(-1, -1));
+}
 
 }  // namespace gpulab::gui

@@ -6,13 +6,14 @@
 
 #include <QImage>
 #include <QPointF>
-#include <QWidget>
+
+#include "widgets/pan_zoom_surface.hpp"
 
 class QTimer;
 
 namespace gpulab::gui {
 
-class ImageView : public QWidget {
+class ImageView : public PanZoomSurface {
   Q_OBJECT
 
  public:
@@ -50,12 +51,13 @@ class ImageView : public QWidget {
  protected:
   void paintEvent(QPaintEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
-  void wheelEvent(QWheelEvent* event) override;
-  void mousePressEvent(QMouseEvent* event) override;
-  void mouseMoveEvent(QMouseEvent* event) override;
-  void mouseReleaseEvent(QMouseEvent* event) override;
-  void mouseDoubleClickEvent(QMouseEvent* event) override;
-  void leaveEvent(QEvent* event) override;
+  // The wheel zooms about the cursor, a drag pans, a double-click toggles between fit and 100 %.
+  void zoomAbout(QPointF anchor, double factor) override;
+  void panBy(QPointF delta) override;
+  void doubleClickedAt(QPointF point) override;
+  bool navigable() const override { return !image_.isNull(); }
+  /// Says which pixel is under the mouse (pixelHovered).
+  void hovered(std::optional<QPointF> point) override;
 
  private:
   double fitZoom() const;
@@ -76,9 +78,6 @@ class ImageView : public QWidget {
   double zoom_ = 1.0;
   QPointF offset_;  // widget position of the image's top-left corner
   bool fit_ = true;
-  bool dragging_ = false;
-  QPointF dragStart_;
-  QPointF offsetAtDragStart_;
 };
 
 }  // namespace gpulab::gui
