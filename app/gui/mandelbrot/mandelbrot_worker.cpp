@@ -23,19 +23,6 @@ QImage displayImage(const gpulab::Image& rgba) {
   return wrapped.convertToFormat(QImage::Format_RGB32);
 }
 
-/// One run, no warm-up: a frame is computed once and shown (after the first frame the module is
-/// loaded), so its time is that one run's, taken by the harness's primitives.
-gpulab::MeasurePolicy oneRun() {
-  gpulab::MeasurePolicy policy;
-  policy.gpuWarmup = 0;
-  policy.gpuReps = 1;
-  policy.gpuSlowMs = 0;
-  policy.cpuWarmup = 0;
-  policy.cpuReps = 1;
-  policy.cpuBudgetMs = 0;
-  return policy;
-}
-
 ReferenceInfo referenceInfo(const gpulab::DeepFrame& d) {
   return {d.referenceReused, d.referenceMs, d.blaMs, d.referenceLength, d.precisionBits};
 }
@@ -56,7 +43,9 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
       state.gpuRawView.reset();
       gpulab::MandelbrotRenderer& renderer = state.renderer;
       auto timed = [&](const std::function<void()>& enqueue) {
-        return gpulab::measureStream(gpu.stream(), enqueue, oneRun()).medianMs;
+        // One run, no warm-up: a frame is computed once and shown (after the first frame the module is
+        // loaded), so its time is that one run's.
+        return gpulab::measureStream(gpu.stream(), enqueue, gpulab::MeasurePolicy::once()).medianMs;
       };
       if (gpulab::DeepRenderer* perturbation = deep ? renderer.deepRenderer() : nullptr) {
         // The reference, its table and their upload first, untimed; compute() then finds them ready and
@@ -85,7 +74,7 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
       state.cpuRawView.reset();
       const double ms =
           gpulab::measureHost([&] { state.cpuRaw = state.cpuRenderer.compute(view, options, ctx.cpuControl()); },
-                              oneRun())
+                              gpulab::MeasurePolicy::once())
               .medianMs;
       r.computeMs = ms;
       if (deep) {  // the reference and its table were prepared on this thread too: reported apart
@@ -99,9 +88,9 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
     r.image = displayImage(gpulab::colourRaw(state.cpuRaw, colouring, view.supersample));
   };
   // The whole job is what the tab's frame budget weighs.
-  r.workerMs =
-      gpulab::measureHost(ctx.hasGpu() ? std::function<void()>(gpuFrame) : std::function<void()>(cpuFrame), oneRun())
-          .medianMs;
+  r.workerMs = gpulab::measureHost(ctx.hasGpu() ? std::function<void()>(gpuFrame) : std::function<void()>(cpuFrame),
+                                   gpulab::MeasurePolicy::once())
+                   .medianMs;
   return r;
 }
 
@@ -139,7 +128,7 @@ double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const g
                gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(),
                                        gpulab::pngTextFromView(view, colouring, used));
              },
-             oneRun())
+             gpulab::MeasurePolicy::once())
       .medianMs;
 }
 
