@@ -569,8 +569,7 @@ TEST_P(DeepZoomCase, GpuMatchesCpuExactlyAndTheBruteForce) {
   renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, 0, deep.imageHeight / 3);
   renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, deep.imageHeight / 3, -1);
   std::vector<float> banded(gpuCounts.size());
-  GPULAB_CUDA_CHECK(
-      cudaMemcpyAsync(banded.data(), bands.data(), bands.size(), cudaMemcpyDeviceToHost, gpu.stream()));
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(banded.data(), bands.data(), bands.size(), cudaMemcpyDeviceToHost, gpu.stream()));
   gpu.synchronize();
   for (std::size_t q = 0; q < banded.size(); ++q) ASSERT_EQ(banded[q], gpuCounts[q]) << "pixel " << q;
   EXPECT_THROW(renderer.deepRenderer()->enqueue(gpu, bands.as<float>(), pitch, 1, deep.imageHeight),

@@ -950,8 +950,7 @@ TEST(MandelbrotGpuRenderer, ForcedFloat64BeyondItsReachLaunchesNothing) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
   MandelbrotRenderer renderer;
-  EXPECT_THROW(renderer.compute(gpu, smallView(-0.75, 0.1, 1e-14, 100, 100, 100, Precision::F64)),
-               PrecisionLimitError);
+  EXPECT_THROW(renderer.compute(gpu, smallView(-0.75, 0.1, 1e-14, 100, 100, 100, Precision::F64)), PrecisionLimitError);
   EXPECT_FALSE(renderer.hasFrame());
   EXPECT_THROW(renderer.compute(gpu, smallView(-0.75, 0.1, 0.0, 100, 100, 100)), std::invalid_argument);
   EXPECT_EQ(renderer.deviceBytes(), 0u);
