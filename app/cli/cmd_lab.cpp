@@ -210,7 +210,7 @@ void run(const LabOptions& o) {
 
   const DeviceReport devices = queryDevices();
   std::printf("lab %s, %s, median of %d runs after %d warm-up, on %s\n", o.experiment.c_str(),
-              toString(request.dtype).data(), request.reps, request.warmup,
+              std::string(toString(request.dtype)).c_str(), request.reps, request.warmup,
               devices.available()
                   ? (devices.devices.front().name + " (CUDA " + formatCudaVersion(devices.runtimeVersion) + ")").c_str()
                   : "the CPU");
