@@ -510,7 +510,7 @@ Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
 
   Image out(g.outWidth, g.outHeight, in.channels(), in.type());
   for (int c = 0; c < planes; ++c) {
-    throwIfCancelled(control);
+    control.throwIfCancelled();
     const cv::Mat channel = channelMat(in, c, CV_64F);
     cv::Mat padded = cv::Mat::zeros(hp, wp, depth);
     cv::parallel_for_(cv::Range(0, g.neededHeight), [&](const cv::Range& range) {
@@ -531,7 +531,7 @@ Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
     cv::Mat result;
     cv::idft(bins, result, cv::DFT_SCALE | cv::DFT_REAL_OUTPUT, nonzeroRows);
     storeChannel(result(cv::Rect(kw - 1, kh - 1, g.outWidth, g.outHeight)), out, c);
-    reportProgress(control, static_cast<double>(c + 1) / planes);
+    control.report(static_cast<double>(c + 1) / planes);
   }
   for (int c = planes; c < in.channels(); ++c)  // alpha, 'same' mode: passes through
     for (int y = 0; y < in.height(); ++y)

@@ -270,7 +270,7 @@ Image FftFilter::runCpu(const Image& in, const CpuControl& control) const {
     fx2[kx] = kernels::normalisedRadiusSquared<double>(kernels::signedFrequency(kx, fw), 0, fw, fh);
 
   for (int c = 0; c < planes; ++c) {
-    throwIfCancelled(control);
+    control.throwIfCancelled();
     cv::Mat plane = channelMat(in, c, dbl ? CV_64F : CV_32F);
     if (spec_.padding == FftPadding::Mirror) {
       cv::Mat padded;
@@ -294,7 +294,7 @@ Image FftFilter::runCpu(const Image& in, const CpuControl& control) const {
     cv::Mat result;
     cv::idft(spectrum, result, cv::DFT_SCALE | cv::DFT_REAL_OUTPUT);
     storeChannel(result(cv::Rect(0, 0, width, height)), out, c);
-    reportProgress(control, static_cast<double>(c + 1) / planes);
+    control.report(static_cast<double>(c + 1) / planes);
   }
   for (int c = planes; c < in.channels(); ++c) copyChannel(in, out, c);
   return out;

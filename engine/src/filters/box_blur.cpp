@@ -131,13 +131,13 @@ void blurSeparable(const cv::Mat& src, cv::Mat& dst, int r, BorderMode mode, con
                    double span) {
   cv::Mat rows(src.size(), CV_32F), turned, columns, back;
   blurRows(src, rows, r, mode);
-  checkCancelled(control);
-  reportProgress(control, base + 0.4 * span);
+  control.throwIfCancelled();
+  control.report(base + 0.4 * span);
   transposeParallel(rows, turned);
   columns.create(turned.size(), CV_32F);
   blurRows(turned, columns, r, mode);
-  checkCancelled(control);
-  reportProgress(control, base + 0.8 * span);
+  control.throwIfCancelled();
+  control.report(base + 0.8 * span);
   transposeParallel(columns, back);
   back.convertTo(dst, dst.type());  // u8: rounded to nearest, saturated
 }
@@ -294,7 +294,7 @@ Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
   try {
     cv::Mat source = asMat(in), target = asMat(out);
     for (int c = 0; c < shape.channels; ++c) {
-      checkCancelled(control);
+      control.throwIfCancelled();
       const double base = static_cast<double>(c) / shape.channels, span = 1.0 / shape.channels;
       cv::Mat plane, result;
       if (shape.channels == 1) {
@@ -309,7 +309,7 @@ Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
       else
         blurPlane(plane, result, radius_, border_, cpuMethod_, control, base, span);
       if (shape.channels > 1) cv::insertChannel(result, target, c);
-      reportProgress(control, base + span);
+      control.report(base + span);
     }
   } catch (const cv::Exception& e) {
     rethrowOpenCv(e, "the box blur baseline");

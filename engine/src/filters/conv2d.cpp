@@ -209,7 +209,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
 
   try {
     for (int c = 0; c < in.channels(); ++c) {
-      cv_interop::checkCancelled(control);
+      control.throwIfCancelled();
       cv::Mat plane;
       if (in.channels() == 1)
         plane = src;
@@ -252,7 +252,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
         result.copyTo(dst);
       else
         cv::insertChannel(result, dst, c);
-      cv_interop::reportProgress(control, static_cast<double>(c + 1) / in.channels());
+      control.report(static_cast<double>(c + 1) / in.channels());
     }
   } catch (const cv::Exception& e) {
     cv_interop::rethrowOpenCv(e, "the convolution baseline");

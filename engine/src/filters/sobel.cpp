@@ -144,8 +144,8 @@ Image Sobel::runCpu(const Image& in, const CpuControl& control) const {
     Image lumImage;
     if (in.type() != PixelType::F32 || in.channels() != 1) lumImage = luminanceOf(in, true);
     const cv::Mat lum = lumImage.empty() ? asMat(in) : asMat(lumImage);
-    checkCancelled(control);
-    reportProgress(control, 0.2);
+    control.throwIfCancelled();
+    control.report(0.2);
 
     // cv::Sobel pads with zeros for BORDER_CONSTANT and rejects BORDER_WRAP: pad by one pixel first.
     const bool pad = border_.mode == BorderMode::Wrap || (border_.mode == BorderMode::Constant && border_.value != 0.0);
@@ -168,8 +168,8 @@ Image Sobel::runCpu(const Image& in, const CpuControl& control) const {
         cv::Sobel(rowsOf(a, b), strip, CV_32F, 0, 1, 3, 1.0, 0.0, cvMode);
       }
     });
-    checkCancelled(control);
-    reportProgress(control, 0.7);
+    control.throwIfCancelled();
+    control.report(0.7);
 
     cv::Mat result;
     switch (component_) {
@@ -206,7 +206,7 @@ Image Sobel::runCpu(const Image& in, const CpuControl& control) const {
           for (int x = 0; x < width; ++x) out.at<std::uint8_t>(x, y) = kernels::sobelToU8(result.at<float>(y, x), part);
       });
     }
-    reportProgress(control, 1.0);
+    control.report(1.0);
   } catch (const cv::Exception& e) {
     rethrowOpenCv(e, "the Sobel baseline");
   }

@@ -70,15 +70,6 @@ void parallelRows(int rows, F&& f, int strips = 0) {
   });
 }
 
-/// Throws OperationCancelled when the caller asked to stop.
-inline void checkCancelled(const CpuControl& control) {
-  if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw OperationCancelled();
-}
-
-inline void reportProgress(const CpuControl& control, double fraction) {
-  if (control.progress) control.progress(std::clamp(fraction, 0.0, 1.0));
-}
-
 /// OpenCV's own exceptions carry a multi-line report; the engine's callers get one sentence.
 [[noreturn]] inline void rethrowOpenCv(const cv::Exception& e, const std::string& what) {
   throw std::runtime_error("OpenCV failed in " + what + ": " + e.err);

@@ -96,12 +96,4 @@ inline void growDeviceBuffer(DeviceBuffer& buffer, std::size_t bytes, cudaStream
   buffer.reserve(bytes);
 }
 
-inline void throwIfCancelled(const CpuControl& control) {
-  if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw OperationCancelled();
-}
-
-inline void reportProgress(const CpuControl& control, double fraction) {
-  if (control.progress) control.progress(fraction);
-}
-
 }  // namespace gpulab

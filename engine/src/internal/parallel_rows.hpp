@@ -37,7 +37,7 @@ void parallelRows(int rows, int threads, const CpuControl& control, Row&& row) {
       if (j >= rows) return;
       row(j, thread);
       const int done = rowsDone.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (thread == 0 && control.progress) control.progress(static_cast<double>(done) / rows);
+      if (thread == 0) control.report(static_cast<double>(done) / rows);
     }
   };
   {
@@ -47,7 +47,7 @@ void parallelRows(int rows, int threads, const CpuControl& control, Row&& row) {
     work(0);
   }  // joins
   if (stopped.load()) throw OperationCancelled();
-  if (control.progress) control.progress(1.0);
+  control.report(1.0);
 }
 
 }  // namespace gpulab

@@ -418,9 +418,7 @@ MemoryNeed vectorMemory(const LabRequest& request, std::size_t arrays) {
 // ---------------------------------------------------------------------------------------------
 // Sweep
 
-void Sweep::checkCancel() const {
-  if (control_.cancel != nullptr && control_.cancel->load()) throw OperationCancelled();
-}
+void Sweep::checkCancel() const { control_.throwIfCancelled(); }
 
 void Sweep::emit(const Record& record) {
   records_.push_back(record);
@@ -429,7 +427,7 @@ void Sweep::emit(const Record& record) {
 
 void Sweep::stepDone() {
   ++doneSteps_;
-  if (control_.progress) control_.progress(std::min(1.0, static_cast<double>(doneSteps_) / totalSteps_));
+  control_.report(static_cast<double>(doneSteps_) / totalSteps_);
   checkCancel();
 }
 
@@ -626,7 +624,7 @@ std::vector<Record> runLab(const LabRequest& request, const CpuControl& control,
   detail::Sweep sweep(control, sink, static_cast<int>(steps));
   sweep.checkCancel();
   entryOf(request.experiment).run(request, sweep);
-  if (control.progress) control.progress(1.0);
+  control.report(1.0);
   return std::move(sweep.records());
 }
 

@@ -36,10 +36,6 @@ MeasurePolicy MeasurePolicy::once() {
 
 namespace {
 
-void throwIfCancelled(const CpuControl& control) {
-  if (control.cancelled()) throw OperationCancelled();
-}
-
 int transferReps(const MeasurePolicy& policy) {
   return policy.transferReps >= 0 ? std::max(policy.transferReps, 1) : std::max(policy.gpuReps, 1);
 }
@@ -51,7 +47,7 @@ Stats timeCpu(const std::function<void(const CpuControl&)>& run, const MeasurePo
   const CpuControl quiet{control.cancel, {}};
   bool first = true;
   auto once = [&] {
-    throwIfCancelled(control);
+    control.throwIfCancelled();
     const Stopwatch watch;
     run(first ? control : quiet);
     first = false;
@@ -178,9 +174,9 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     }
     DeviceImage ownOutput;
     DeviceImage& out = setup.gpuOutput != nullptr ? *setup.gpuOutput : ownOutput;
-    throwIfCancelled(control);
+    control.throwIfCancelled();
     g.prepareMs = op.prepareGpu(gpu, *in, out);
-    throwIfCancelled(control);
+    control.throwIfCancelled();
     g.compute = measureStream(
         gpu.stream(), [&] { op.runGpu(gpu, *in, out); }, policy);
     g.warmup = std::max(policy.gpuWarmup, policy.gpuSlowMs > 0 ? 1 : 0);
@@ -201,7 +197,7 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
   if (!setup.wantCpu) {
     m.cpuSkipped = "not asked for";
   } else {
-    throwIfCancelled(control);
+    control.throwIfCancelled();
     CpuMeasurement c;
     c.threads = cpuThreads();
     c.prepareMs = op.prepareCpu(inShape);
@@ -212,7 +208,7 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     c.methodNote = op.methodNote(Side::Cpu);
     m.cpu = std::move(c);
   }
-  throwIfCancelled(control);
+  control.throwIfCancelled();
 
   if (setup.compare && !result.gpuOutput.empty() && !result.cpuOutput.empty())
     m.maxAbsDiff = maxAbsDifference(result.gpuOutput, result.cpuOutput);

@@ -14,6 +14,7 @@
 // sides with the project's policy and returns one record.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -42,6 +43,11 @@ ImageShape shapeOf(const DeviceImage& image);
 /// "600x400 RGB u8", as Image::describe().
 std::string describe(const ImageShape& shape);
 
+class OperationCancelled : public std::runtime_error {
+ public:
+  OperationCancelled() : std::runtime_error("cancelled") {}
+};
+
 /// Lets a long CPU run report progress (0..1) and stop early. Checked between slices of work
 /// (channels, strips, rows); a cancelled run throws OperationCancelled.
 struct CpuControl {
@@ -49,11 +55,14 @@ struct CpuControl {
   std::function<void(double)> progress;
 
   bool cancelled() const noexcept { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
-};
-
-class OperationCancelled : public std::runtime_error {
- public:
-  OperationCancelled() : std::runtime_error("cancelled") {}
+  /// The check between slices: throws OperationCancelled once the cancel flag is set.
+  void throwIfCancelled() const {
+    if (cancelled()) throw OperationCancelled();
+  }
+  /// Reports `fraction` done, clamped to 0..1, when someone listens.
+  void report(double fraction) const {
+    if (progress) progress(std::clamp(fraction, 0.0, 1.0));
+  }
 };
 
 /// Threads OpenCV uses for the CPU baselines (all cores unless the user limited it).
