@@ -69,6 +69,5 @@ static long long nowNs() {
 
 Stopwatch::Stopwatch() : startNs_(nowNs()) {}
 double Stopwatch::elapsedMs() const { return static_cast<double>(nowNs() - startNs_) * 1e-6; }
-void Stopwatch::restart() { startNs_ = nowNs(); }
 
 }  // namespace gpulab

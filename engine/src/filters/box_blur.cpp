@@ -213,13 +213,6 @@ void BoxBlur::setGpuPath(BoxGpuPath path) noexcept {
   plan_.reset();
 }
 
-BoxGpuPath BoxBlur::resolvedGpuPath(int device, PixelType type) const {
-  const BoxBlurPath path = type == PixelType::U8
-                               ? kernels::boxBlurResolvePath<std::uint8_t>(toKernel(gpuPath_), radius_, device)
-                               : kernels::boxBlurResolvePath<float>(toKernel(gpuPath_), radius_, device);
-  return static_cast<BoxGpuPath>(path);
-}
-
 OperationInfo boxBlurInfo() {
   OperationInfo info;
   info.name = "box";

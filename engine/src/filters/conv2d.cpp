@@ -19,13 +19,6 @@ namespace gpulab {
 
 static_assert(Conv2D::kMaxKernelSize == kernels::kConv2DMaxKernelSize);
 
-namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Helpers
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
 // Construction and shapes
 

@@ -89,7 +89,6 @@ BlaTable::BlaTable(const ReferenceOrbit& orbit, ExtendedReal dcMax, double epsil
       absA_[base + k] = ext(kernels::magnitude(a));
       absB_[base + k] = ext(kernels::magnitude(b));
     }
-    entries_ += count;
   }
 
   a_.assign(2 * slots, 0.0);

@@ -47,7 +47,6 @@ void upload(DeviceBuffer& buffer, std::span<const T> host, cudaStream_t stream) 
 DeepRenderer::DeepRenderer() : state_(std::make_unique<State>()) {}
 DeepRenderer::~DeepRenderer() = default;
 
-bool DeepRenderer::prepared() const noexcept { return state_->prepared; }
 const DeepFrame& DeepRenderer::frame() const noexcept { return state_->frame; }
 const DeepReference& DeepRenderer::reference() const noexcept { return state_->reference; }
 

@@ -40,18 +40,9 @@ class Stopwatch {
  public:
   Stopwatch();
   double elapsedMs() const;
-  void restart();
 
  private:
   long long startNs_;
-};
-
-/// A full GPU measurement of one operation: its parts are timed apart and never mixed.
-struct GpuTiming {
-  Stats upload;    ///< host -> device, including the staging copy into pinned memory
-  Stats compute;   ///< the operation's kernels alone
-  Stats download;  ///< device -> host, including the staging copy out of pinned memory
-  double endToEndMedianMs() const { return upload.medianMs + compute.medianMs + download.medianMs; }
 };
 
 }  // namespace gpulab

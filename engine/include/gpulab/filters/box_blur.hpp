@@ -55,8 +55,6 @@ class BoxBlur final : public Operation {
   /// The GPU path; Auto (the default) picks the fastest that fits. For benchmarks and tests.
   void setGpuPath(BoxGpuPath path) noexcept;
   BoxGpuPath gpuPath() const noexcept { return gpuPath_; }
-  /// The path runGpu takes on `device` for samples of `type` (what Auto resolves to there).
-  BoxGpuPath resolvedGpuPath(int device, PixelType type) const;
   void setCpuMethod(BoxCpuMethod method) noexcept { cpuMethod_ = method; }
   BoxCpuMethod cpuMethod() const noexcept { return cpuMethod_; }
 

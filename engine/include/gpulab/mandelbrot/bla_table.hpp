@@ -42,7 +42,6 @@ class BlaTable {
   double buildMilliseconds() const noexcept { return buildMs_; }
   double radiiMilliseconds() const noexcept { return radiiMs_; }
   /// Slots whose entry exists (ends at or before N - 1).
-  int entries() const noexcept { return entries_; }
 
   /// The arrays the kernels read (capacity slots each; a and b hold x, y pairs), as they are uploaded.
   std::span<const double> radii2() const noexcept { return r2_; }
@@ -58,7 +57,6 @@ class BlaTable {
   int length_ = 0;  // N
   int levels_ = 0;
   int capacity_ = 0;
-  int entries_ = 0;
   double epsilon_ = kDefaultEpsilon;
   ExtendedReal dcMax_;
   double buildMs_ = 0;

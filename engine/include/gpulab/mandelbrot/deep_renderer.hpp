@@ -53,7 +53,6 @@ class DeepRenderer {
   void countSteps(GpuContext& gpu, bool enable);
   unsigned long long stepsCounted(GpuContext& gpu);
 
-  bool prepared() const noexcept;
   const DeepFrame& frame() const noexcept;
   /// The reference and its table on the host.
   const DeepReference& reference() const noexcept;

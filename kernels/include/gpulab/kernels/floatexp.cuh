@@ -192,9 +192,6 @@ GPULAB_FLOATEXP_HD ComplexExp fromParts(FloatExp x, FloatExp y) {
                    e);
 }
 
-GPULAB_FLOATEXP_HD FloatExp realPart(ComplexExp a) { return a.x == 0.0 ? zeroExp() : normalize(a.x, a.e); }
-GPULAB_FLOATEXP_HD FloatExp imagPart(ComplexExp a) { return a.y == 0.0 ? zeroExp() : normalize(a.y, a.e); }
-
 /// Each part rounded once to double.
 GPULAB_FLOATEXP_HD double toDoubleReal(ComplexExp a) { return floatexp_detail::scaleByPowerOfTwo(a.x, a.e); }
 GPULAB_FLOATEXP_HD double toDoubleImag(ComplexExp a) { return floatexp_detail::scaleByPowerOfTwo(a.y, a.e); }
