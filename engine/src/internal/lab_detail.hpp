@@ -1,6 +1,6 @@
-// Engine-private pieces shared by the lab experiments (lab_*.cpp): the sweep driver, memory
+// Engine-private pieces shared by the lab experiments (engine/src/lab/*.cpp): the sweep driver, memory
 // checks, seeded inputs, the CPU thread pool, the DRAM copy ceiling on records and each experiment's entry
-// points for lab.cpp's dispatch.
+// points for common.cpp's dispatch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -52,7 +52,6 @@ std::vector<std::string> selectedImpls(const LabRequest& request);
 std::vector<std::string> selectedVariants(const LabRequest& request);
 /// request.points, or the experiment's defaults when empty.
 std::vector<SizePoint> pointsOf(const LabRequest& request);
-TimingOptions timingOf(const LabRequest& request);
 
 // ---------------------------------------------------------------------------------------------
 // Memory: checks up front with one sentence, and host arrays that are pinned when a GPU will copy them.
@@ -73,7 +72,6 @@ class HostArray {
   T* as() noexcept {
     return static_cast<T*>(data());
   }
-  std::size_t size() const noexcept { return pinned_ ? pinnedBuffer_.size() : plain_.size() * sizeof(double); }
 
  private:
   bool pinned_ = false;
@@ -135,7 +133,7 @@ struct LabState {
 Record labRecord(std::string experiment, std::string impl, DType dtype, std::vector<std::int64_t> sizes, double size,
                  bool gpu);
 
-/// The GPU steps of one measurement, as measureGpuRecords times them.
+/// The GPU steps of one measurement, as measureSide times them.
 struct GpuSteps {
   std::function<void()> upload;
   std::function<void()> compute;
@@ -146,16 +144,11 @@ struct GpuSteps {
 /// Fills a record's timing fields from a Stats.
 void setTimes(Record& record, const Stats& stats);
 
-/// The GPU side of one measurement: upload, compute and download each timed on `stream` (one
-/// compute-only record carrying the copy medians) and, with options.withCopies, the three as one
-/// region (an end-to-end record). `base` names what ran.
-std::vector<Record> measureGpuRecords(const Record& base, cudaStream_t stream, const std::function<void()>& upload,
-                                      const std::function<void()>& compute, const std::function<void()>& download,
-                                      const MeasureOptions& options);
-
 /// One measurement of the side `base.gpu` names: `cpuRun` timed on the host (params
-/// "threads=<cpuThreads>"), or `gpu`'s steps through measureGpuRecords on `stream` (only then are
-/// they called). Each record's GB/s counts `bytesMoved`; 0 leaves the rate to the caller.
+/// "threads=<cpuThreads>"), or `gpu`'s steps on `stream` (only then are they called): upload,
+/// compute and download each timed apart (one compute-only record carrying the copy medians) and,
+/// with options.withCopies, the three as one region (an end-to-end record). Each record's GB/s
+/// counts `bytesMoved`; 0 leaves the rate to the caller.
 std::vector<Record> measureSide(Record base, const MeasureOptions& options, int cpuThreads,
                                 const std::function<void()>& cpuRun, cudaStream_t stream, const GpuSteps& gpu,
                                 double bytesMoved);

@@ -1,25 +1,21 @@
-// The lab's shared parts: names, size lists, records as CSV, crossovers, validation and dispatch,
-// and the helpers of lab_detail.hpp.
+// The lab's public parts: names, size lists, records as CSV, crossovers, validation and dispatch.
+// The experiments' shared toolkit (lab_detail.hpp) is in lab_state.cpp.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <opencv2/core.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
 
 #include "gpulab/core/device.hpp"
-#include "gpulab/kernels/cuda_check.hpp"  // OutOfDeviceMemory
-#include "gpulab/lab/elementwise.hpp"     // kMaxVectorElements
+#include "gpulab/lab/elementwise.hpp"  // kMaxVectorElements
 #include "internal/lab_detail.hpp"
-#include "internal/memory_format.hpp"
 
 namespace gpulab::lab {
 
@@ -29,9 +25,6 @@ namespace gpulab::lab {
 std::size_t dtypeSize(DType type) { return type == DType::F32 ? 4 : 8; }
 
 namespace {
-constexpr Experiment kExperiments[] = {Experiment::Matmul, Experiment::Transpose, Experiment::Transfer,
-                                       Experiment::Elementwise, Experiment::Reduce};
-
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& n : names) {
@@ -389,8 +382,6 @@ std::vector<SizePoint> pointsOf(const LabRequest& request) {
   return request.points.empty() ? defaultSizes(request.experiment) : request.points;
 }
 
-TimingOptions timingOf(const LabRequest& request) { return {request.warmup, request.reps}; }
-
 std::vector<std::size_t> vectorSizes(const LabRequest& request, std::int64_t limit, const char* unit) {
   std::vector<std::size_t> sizes;
   for (const SizePoint& p : pointsOf(request)) {
@@ -413,147 +404,6 @@ MemoryNeed vectorMemory(const LabRequest& request, std::size_t arrays) {
     need.deviceBytes = std::max(need.deviceBytes, bytes);
   }
   return need;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Sweep
-
-void Sweep::checkCancel() const { control_.throwIfCancelled(); }
-
-void Sweep::emit(const Record& record) {
-  records_.push_back(record);
-  if (sink_) sink_(record);
-}
-
-void Sweep::stepDone() {
-  ++doneSteps_;
-  control_.report(static_cast<double>(doneSteps_) / totalSteps_);
-  checkCancel();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Memory
-
-std::size_t availableHostMemory() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::size_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return std::numeric_limits<std::size_t>::max();
-}
-
-void requireHostMemory(std::size_t bytes, const std::string& what) {
-  const std::size_t available = availableHostMemory();
-  if (bytes > available)
-    throw std::runtime_error(what + " needs " + formatBytes(bytes) + " of host memory; " + formatBytes(available) +
-                             " is available");
-}
-
-void requireDeviceMemory(std::size_t bytes, const std::string& what) {
-  const MemoryUsage usage = deviceMemory();
-  if (bytes > usage.free) throw OutOfDeviceMemory(outOfMemoryMessage(what, bytes));
-}
-
-void HostArray::reserve(std::size_t bytes, bool pinned) {
-  if (pinned != pinned_) {
-    pinnedBuffer_.reset();
-    plain_ = {};
-    pinned_ = pinned;
-  }
-  if (pinned)
-    pinnedBuffer_.reserve(bytes);
-  else if (plain_.size() * sizeof(double) < bytes)
-    plain_.resize((bytes + sizeof(double) - 1) / sizeof(double));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Inputs, CPU threads, GPU helpers
-
-template <class T>
-void fillRandom(T* data, std::size_t count, std::uint64_t seed) {
-  // splitmix64 of (seed, index): independent of thread count and order.
-  parallelFor(count, std::size_t{1} << 16, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      z ^= z >> 31;
-      data[i] = static_cast<T>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);
-    }
-  });
-}
-template void fillRandom<float>(float*, std::size_t, std::uint64_t);
-template void fillRandom<double>(double*, std::size_t, std::uint64_t);
-
-int cpuThreadCount() { return std::max(1, cv::getNumThreads()); }
-
-void parallelFor(std::size_t count, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
-  if (count == 0) return;
-  const std::size_t threads = static_cast<std::size_t>(cpuThreadCount());
-  std::size_t stripes = std::min(threads * 4, (count + grain - 1) / std::max<std::size_t>(grain, 1));
-  if (stripes <= 1) {
-    body(0, count);
-    return;
-  }
-  const std::size_t per = (count + stripes - 1) / stripes;
-  stripes = (count + per - 1) / per;
-  cv::parallel_for_(
-      cv::Range(0, static_cast<int>(stripes)),
-      [&](const cv::Range& range) {
-        for (int s = range.start; s < range.end; ++s) {
-          const std::size_t begin = static_cast<std::size_t>(s) * per;
-          body(begin, std::min(count, begin + per));
-        }
-      },
-      static_cast<double>(stripes));
-}
-
-std::string gpuUnavailableReason() {
-  const DeviceReport report = queryDevices();
-  return report.available() ? std::string() : report.status;
-}
-
-void applyCopyCeiling(Record& record, const CopyCeiling& ceiling, std::size_t workingSetBytes) {
-  record.ceiling = ceiling.gbps;
-  record.ceilingName = "DRAM copy";
-  record.ceilingHow = ceiling.how();
-  if (!record.withCopies && fitsInL2(workingSetBytes, ceiling.l2Bytes)) record.note = kInL2Note;
-}
-
-void setTimes(Record& record, const Stats& stats) {
-  record.medianMs = stats.medianMs;
-  record.minMs = stats.minMs;
-  record.maxMs = stats.maxMs;
-  record.reps = stats.reps;
-}
-
-std::vector<Record> measureGpuRecords(const Record& base, cudaStream_t stream, const std::function<void()>& upload,
-                                      const std::function<void()>& compute, const std::function<void()>& download,
-                                      const MeasureOptions& options) {
-  const TimingOptions timing{options.warmup, options.reps};
-  Record r = base;
-  const Stats up = timeStream(stream, upload, timing);
-  setTimes(r, timeStream(stream, compute, timing));
-  const Stats down = timeStream(stream, download, timing);
-  r.uploadMs = up.medianMs;
-  r.downloadMs = down.medianMs;
-  std::vector<Record> records{r};
-  if (options.withCopies) {
-    Record whole = r;
-    whole.withCopies = true;
-    setTimes(whole, timeStream(
-                        stream,
-                        [&] {
-                          upload();
-                          compute();
-                          download();
-                        },
-                        timing));
-    records.push_back(whole);
-  }
-  return records;
 }
 
 }  // namespace detail
