@@ -31,13 +31,8 @@ __global__ void __launch_bounds__(kBlockWidth* kBlockHeight, 8)
   const int i = static_cast<int>(blockIdx.x) * kBlockWidth + static_cast<int>(threadIdx.x);
   const int row = static_cast<int>(blockIdx.y) * kBlockHeight + static_cast<int>(threadIdx.y);
   int steps = 0;
-  if (i < p.width && row < rowCount) {
-    DeepPixel s = startPixel<kExtended>(p, i, firstRow + row);
-    while (!advancePixel<kExtended>(p, ref, bla, s, 1 << 30)) {
-    }
-    raw(i, firstRow + row) = s.value;
-    steps = s.steps;
-  }
+  if (i < p.width && row < rowCount)
+    raw(i, firstRow + row) = perturbationValue<kExtended>(p, ref, bla, i, firstRow + row, &steps);
   if (stepCounter != nullptr) {  // one atomic per warp
     unsigned long long sum = static_cast<unsigned long long>(steps);
     for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(kFullMask, sum, offset);

@@ -1,10 +1,6 @@
 #include "gpulab/mandelbrot/deep_render_cpu.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <stdexcept>
-#include <thread>
 
 #include "internal/deep_params.hpp"
 #include "internal/parallel_rows.hpp"
@@ -45,32 +41,13 @@ __attribute__((target("fma"))) double rowFma(const RowJob& job, int j, float* ou
 }
 #endif
 
-template <bool kExtended>
-float pixel(const RowJob& job, int i, int j, int* steps) {
-  return kernels::perturbationValue<kExtended>(job.params, job.ref, job.bla, i, j, steps);
-}
-#if defined(GPULAB_DEEP_HAVE_FMA_CLONE)
-template <bool kExtended>
-__attribute__((target("fma"))) float pixelFma(const RowJob& job, int i, int j, int* steps) {
-  return kernels::perturbationValue<kExtended>(job.params, job.ref, job.bla, i, j, steps);
-}
-#endif
-
 using RowFunction = double (*)(const RowJob&, int, float*);
-using PixelFunction = float (*)(const RowJob&, int, int, int*);
 
 RowFunction rowFunction(bool extended) {
 #if defined(GPULAB_DEEP_HAVE_FMA_CLONE)
   if (__builtin_cpu_supports("fma")) return extended ? &rowFma<true> : &rowFma<false>;
 #endif
   return extended ? &row<true> : &row<false>;
-}
-
-PixelFunction pixelFunction(bool extended) {
-#if defined(GPULAB_DEEP_HAVE_FMA_CLONE)
-  if (__builtin_cpu_supports("fma")) return extended ? &pixelFma<true> : &pixelFma<false>;
-#endif
-  return extended ? &pixel<true> : &pixel<false>;
 }
 
 RowJob makeJob(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table, const DeepOptions& options) {
@@ -98,24 +75,6 @@ DeepCpuResult renderDeepCpu(const DeepView& view, const ReferenceOrbit& orbit, c
   for (double s : steps) result.steps += s;
   result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;
-}
-
-std::vector<float> deepPixelsCpu(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table,
-                                 const DeepOptions& options, std::span<const std::array<int, 2>> pixels,
-                                 std::vector<int>* steps) {
-  const RowJob job = makeJob(view, orbit, table, options);
-  const PixelFunction pixelFn = pixelFunction(job.params.format == kernels::DeltaFormat::FloatExp);
-  std::vector<float> values;
-  values.reserve(pixels.size());
-  if (steps != nullptr) steps->clear();
-  for (const auto& [i, j] : pixels) {
-    if (i < 0 || j < 0 || i >= view.imageWidth || j >= view.imageHeight)
-      throw std::invalid_argument("pixel (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside the image");
-    int s = 0;
-    values.push_back(pixelFn(job, i, j, &s));
-    if (steps != nullptr) steps->push_back(s);
-  }
-  return values;
 }
 
 }  // namespace gpulab

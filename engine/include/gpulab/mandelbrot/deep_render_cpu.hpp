@@ -13,8 +13,6 @@
 // it rebase at its end.
 #pragma once
 
-#include <array>
-#include <span>
 #include <vector>
 
 #include "gpulab/core/operation.hpp"  // CpuControl, OperationCancelled
@@ -33,11 +31,5 @@ struct DeepCpuResult {
 /// The whole frame. `table` may be null (no BLA, as options.bla = false).
 DeepCpuResult renderDeepCpu(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table,
                             const DeepOptions& options, const CpuControl& control = {});
-
-/// The raw values of the listed pixels {i, j} only (spot checks against the GPU), on the calling thread;
-/// `steps`, when given, receives each pixel's step count.
-std::vector<float> deepPixelsCpu(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table,
-                                 const DeepOptions& options, std::span<const std::array<int, 2>> pixels,
-                                 std::vector<int>* steps = nullptr);
 
 }  // namespace gpulab
