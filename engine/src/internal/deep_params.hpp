@@ -10,7 +10,9 @@
 
 namespace gpulab {
 
-/// dc offsets (view centre - C, in MPFR, rounded once), spacing and flags for the kernels.
+/// dc offsets (view centre - C, centreOffset), spacing and flags for the kernels.
+kernels::PerturbationParams perturbationParams(const DeepView& view, const CentreOffset& offset,
+                                               const DeepOptions& options);
 kernels::PerturbationParams perturbationParams(const DeepView& view, const ReferenceOrbit& orbit,
                                                const DeepOptions& options);
 

@@ -1,11 +1,10 @@
 #include "internal/deep_params.hpp"
 
 #include "gpulab/kernels/floatexp.cuh"
-#include "internal/mpfr_real.hpp"
 
 namespace gpulab {
 
-kernels::PerturbationParams perturbationParams(const DeepView& view, const ReferenceOrbit& orbit,
+kernels::PerturbationParams perturbationParams(const DeepView& view, const CentreOffset& offset,
                                                const DeepOptions& options) {
   validate(view);
   kernels::PerturbationParams p;
@@ -16,25 +15,19 @@ kernels::PerturbationParams perturbationParams(const DeepView& view, const Refer
                                                                 : kernels::DeltaFormat::FloatExp;
   p.smooth = options.smooth;
   p.bla = options.bla;
-  // view centre - C, exact in MPFR at the orbit's precision, then rounded once.
-  const int bits = orbit.precisionBits();
-  MpfrReal d(bits), c(bits);
-  setDecimal(d, view.centerX);
-  setDecimal(c, orbit.centerX());
-  mpfr_sub(d, d, c, MPFR_RNDN);
-  const ExtendedReal offsetX = toExtendedReal(d);
-  setDecimal(d, view.centerY);
-  setDecimal(c, orbit.centerY());
-  mpfr_sub(d, d, c, MPFR_RNDN);
-  const ExtendedReal offsetY = toExtendedReal(d);
   const ExtendedReal h = pixelSpacing(view);
   p.spacingExp = {h.mantissa, h.exponent};
-  p.offsetXExp = {offsetX.mantissa, offsetX.exponent};
-  p.offsetYExp = {offsetY.mantissa, offsetY.exponent};
+  p.offsetXExp = {offset.x.mantissa, offset.x.exponent};
+  p.offsetYExp = {offset.y.mantissa, offset.y.exponent};
   p.spacing = toDouble(h);
-  p.offsetX = toDouble(offsetX);
-  p.offsetY = toDouble(offsetY);
+  p.offsetX = toDouble(offset.x);
+  p.offsetY = toDouble(offset.y);
   return p;
+}
+
+kernels::PerturbationParams perturbationParams(const DeepView& view, const ReferenceOrbit& orbit,
+                                               const DeepOptions& options) {
+  return perturbationParams(view, centreOffset(view, orbit), options);
 }
 
 kernels::ReferenceView referenceView(const ReferenceOrbit& orbit) {

@@ -35,10 +35,11 @@ DeepReference::Update DeepReference::prepare(const DeepView& view, const DeepOpt
   bool reuse = orbit_ && orbit_->precisionBits() >= referencePrecisionBits(view) &&
                (orbit_->escaped() || orbit_->maxIterations() >= view.maxIterations);
   if (reuse) {
-    const kernels::PerturbationParams offsets = perturbationParams(view, *orbit_, options);
+    offset_ = centreOffset(view, *orbit_);
     const kernels::FloatExp limit = kernels::mul(
         kernels::FloatExp{view.width.value().mantissa, view.width.value().exponent}, kernels::fromDouble(kReuseWidths));
-    reuse = within(offsets.offsetXExp, limit) && within(offsets.offsetYExp, limit);
+    reuse = within({offset_.x.mantissa, offset_.x.exponent}, limit) &&
+            within({offset_.y.mantissa, offset_.y.exponent}, limit);
   }
   if (!reuse) {
     ReferenceOrbit orbit = ReferenceOrbit::compute(view.centerX, view.centerY, view.maxIterations,
@@ -47,9 +48,10 @@ DeepReference::Update DeepReference::prepare(const DeepView& view, const DeepOpt
     update.referenceMs = orbit.milliseconds();
     orbit_ = std::move(orbit);
     table_.reset();
+    offset_ = {};  // the orbit's point is the view's centre
   }
   if (options.bla) {
-    const ExtendedReal dcMax = maxPixelOffset(view, *orbit_);
+    const ExtendedReal dcMax = maxPixelOffset(view, offset_);
     if (!table_ || table_->epsilon() != options.blaEpsilon) {
       table_.emplace(*orbit_, dcMax, options.blaEpsilon);
       update.tableBuilt = update.radiiChanged = true;

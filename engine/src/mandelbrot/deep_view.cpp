@@ -29,16 +29,19 @@ void validate(const DeepView& view) {
     throw std::invalid_argument("maximum iterations " + std::to_string(view.maxIterations) + " is outside 1..16777216");
 }
 
-ExtendedReal pixelSpacing(const DeepView& view) {
-  const kernels::FloatExp w{view.width.value().mantissa, view.width.value().exponent};
-  const kernels::FloatExp h = kernels::divide(w, kernels::fromDouble(static_cast<double>(view.imageWidth)));
+ExtendedReal pixelSpacing(const DeepWidth& width, int imageWidth) {
+  const kernels::FloatExp w{width.value().mantissa, width.value().exponent};
+  const kernels::FloatExp h = kernels::divide(w, kernels::fromDouble(static_cast<double>(imageWidth)));
   return {h.m, h.e};
 }
 
-DeepDeltaFormat chooseDeltaFormat(const DeepView& view) {
-  return pixelSpacing(view).exponent >= kernels::kDoubleMinSpacingExponent ? DeepDeltaFormat::Double
-                                                                           : DeepDeltaFormat::FloatExp;
+ExtendedReal pixelSpacing(const DeepView& view) { return pixelSpacing(view.width, view.imageWidth); }
+
+DeepDeltaFormat chooseDeltaFormat(ExtendedReal spacing) {
+  return spacing.exponent >= kernels::kDoubleMinSpacingExponent ? DeepDeltaFormat::Double : DeepDeltaFormat::FloatExp;
 }
+
+DeepDeltaFormat chooseDeltaFormat(const DeepView& view) { return chooseDeltaFormat(pixelSpacing(view)); }
 
 int referencePrecisionBits(const DeepView& view) {
   const double bits = std::ceil(-log2Of(pixelSpacing(view))) + 64.0;

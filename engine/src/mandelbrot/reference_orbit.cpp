@@ -89,8 +89,9 @@ ReferenceOrbit ReferenceOrbit::compute(const DecimalNumber& cx, const DecimalNum
   return r;
 }
 
-ExtendedReal maxPixelOffset(const DeepView& view, const ReferenceOrbit& orbit) {
-  // |centre - C| in MPFR at the orbit's precision (both are given to about that many bits).
+CentreOffset centreOffset(const DeepView& view, const ReferenceOrbit& orbit) {
+  if (view.centerX == orbit.centerX() && view.centerY == orbit.centerY()) return {};
+  // Both centres are given to about the orbit's precision, so the differences are exact there.
   const int bits = orbit.precisionBits();
   MpfrReal dx(bits), dy(bits), c(bits);
   setDecimal(dx, view.centerX);
@@ -99,15 +100,24 @@ ExtendedReal maxPixelOffset(const DeepView& view, const ReferenceOrbit& orbit) {
   setDecimal(dy, view.centerY);
   setDecimal(c, orbit.centerY());
   mpfr_sub(dy, dy, c, MPFR_RNDN);
+  CentreOffset offset{toExtendedReal(dx), toExtendedReal(dy), {}};
   mpfr_hypot(dx, dx, dy, MPFR_RNDU);
-  const ExtendedReal offset = toExtendedReal(dx);
+  offset.length = toExtendedReal(dx);
+  return offset;
+}
+
+ExtendedReal maxPixelOffset(const DeepView& view, const CentreOffset& offset) {
   const ExtendedReal h = pixelSpacing(view);
   const double diagonal = 0.5 * std::hypot(static_cast<double>(view.imageWidth), static_cast<double>(view.imageHeight));
   const kernels::FloatExp hf{h.mantissa, h.exponent};
-  kernels::FloatExp r = kernels::add(kernels::FloatExp{offset.mantissa, offset.exponent},
+  kernels::FloatExp r = kernels::add(kernels::FloatExp{offset.length.mantissa, offset.length.exponent},
                                      kernels::mul(hf, kernels::fromDouble(diagonal)));
   r = kernels::mul(r, kernels::fromDouble(1.0 + 0x1p-20));  // rounding of the terms above
   return {r.m, r.e};
+}
+
+ExtendedReal maxPixelOffset(const DeepView& view, const ReferenceOrbit& orbit) {
+  return maxPixelOffset(view, centreOffset(view, orbit));
 }
 
 }  // namespace gpulab

@@ -39,7 +39,7 @@ bool atLeast(ExtendedReal r, double log2Limit) {
 
 }  // namespace
 
-ExtendedReal MandelbrotView::spacing() const noexcept { return pixelSpacing(deepViewOf(*this)); }
+ExtendedReal MandelbrotView::spacing() const noexcept { return pixelSpacing(width, rawWidth()); }
 
 std::span<const PrecisionRung> precisionLadder() noexcept { return kLadder; }
 
@@ -125,7 +125,7 @@ PrecisionChoice choosePrecision(const MandelbrotView& view) {
   if (choice.used == Precision::Perturbation && view.julia)
     throw PrecisionLimitError("Julia sets render by escape time only: use precision auto, f32 or f64");
   choice.belowLimit = choice.used == Precision::F32 && automatic != Precision::F32;
-  if (choice.used == Precision::Perturbation) choice.deltas = chooseDeltaFormat(deepViewOf(view));
+  if (choice.used == Precision::Perturbation) choice.deltas = chooseDeltaFormat(view.spacing());
   return choice;
 }
 

@@ -44,9 +44,12 @@ class DeepReference {
   const ReferenceOrbit& orbit() const;
   /// The table for options.bla; null without BLA.
   const BlaTable* table(const DeepOptions& options) const noexcept;
+  /// The last prepared view's centre against the orbit's point.
+  const CentreOffset& offset() const noexcept { return offset_; }
 
  private:
   std::optional<ReferenceOrbit> orbit_;
+  CentreOffset offset_;
   std::optional<BlaTable> table_;
 };
 

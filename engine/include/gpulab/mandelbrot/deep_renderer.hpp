@@ -43,7 +43,8 @@ class DeepRenderer {
 
   /// Makes the reference, the table and their device copies serve `view` (validated), computing
   /// what cannot be reused. Blocking; throws std::invalid_argument for a bad view, OperationCancelled
-  /// once `cancel` is set (the previous reference stays usable), CudaError.
+  /// once `cancel` is set (the previous reference stays usable), CudaError. The view and options
+  /// prepared last return at once (the frame says the reference was reused, no time spent).
   const DeepFrame& prepare(GpuContext& gpu, const DeepView& view, const DeepOptions& options,
                            const std::atomic<bool>* cancel = nullptr);
   /// Enqueues rows [firstRow, firstRow + rowCount) of the prepared view into `raw` (view.imageWidth

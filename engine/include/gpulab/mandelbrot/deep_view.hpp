@@ -32,6 +32,7 @@ struct DeepView {
   int imageWidth = 1920;
   int imageHeight = 1080;
   int maxIterations = 20000;
+  friend bool operator==(const DeepView&, const DeepView&) = default;
 };
 
 /// Throws std::invalid_argument with one sentence: a centre beyond +-10, an image side outside
@@ -43,8 +44,11 @@ void validate(const DeepView& view);
 enum class DeepDeltaFormat : std::uint8_t { Double, FloatExp };
 constexpr EnumText enumText(DeepDeltaFormat) { return {"delta format", "double|floatexp"}; }
 DeepDeltaFormat chooseDeltaFormat(const DeepView& view);
+/// The same from the pixel spacing h.
+DeepDeltaFormat chooseDeltaFormat(ExtendedReal spacing);
 
 /// h = width / imageWidth.
+ExtendedReal pixelSpacing(const DeepWidth& width, int imageWidth);
 ExtendedReal pixelSpacing(const DeepView& view);
 /// MPFR precision of the reference orbit (and of the brute force): ceil(-log2 h) + 64 bits, at least 64.
 int referencePrecisionBits(const DeepView& view);
@@ -55,6 +59,7 @@ struct DeepOptions {
   double blaEpsilon = 0x1p-53;  ///< a single step is linear while |dz| < epsilon |2 Z_m|
   bool smooth = true;           ///< raw nu; false: integer counts n
   int cpuThreads = 0;           ///< CPU path: 0 = every hardware thread
+  friend bool operator==(const DeepOptions&, const DeepOptions&) = default;
 };
 
 }  // namespace gpulab

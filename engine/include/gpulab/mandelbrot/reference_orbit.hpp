@@ -62,8 +62,19 @@ class ReferenceOrbit {
   double milliseconds_ = 0;
 };
 
+/// Where a view's centre sits against an orbit's point C: centre - C computed exactly in MPFR at the
+/// orbit's precision, each part rounded once, and |centre - C| rounded up. Zero, without MPFR, when the
+/// orbit was computed at that centre.
+struct CentreOffset {
+  ExtendedReal x;
+  ExtendedReal y;
+  ExtendedReal length;
+};
+CentreOffset centreOffset(const DeepView& view, const ReferenceOrbit& orbit);
+
 /// The largest |dc| of the view against this reference: |view centre - C| + h sqrt(W^2 + H^2) / 2
 /// (rounded up a little), what the BLA radii are computed for.
+ExtendedReal maxPixelOffset(const DeepView& view, const CentreOffset& offset);
 ExtendedReal maxPixelOffset(const DeepView& view, const ReferenceOrbit& orbit);
 
 }  // namespace gpulab
