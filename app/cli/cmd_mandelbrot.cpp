@@ -224,7 +224,7 @@ void render(const MandelbrotArgs& a) {
     rgba = renderer.downloadRgba(gpu);
     if (!a.raw.empty()) raw = renderer.downloadRaw(gpu);
   } else {
-    MeasurePolicy policy = MeasurePolicy::command(a.reps > 0 ? a.reps : 1);
+    const MeasurePolicy policy = MeasurePolicy::command(a.reps > 0 ? a.reps : 1);
     MandelbrotCpuRenderer renderer;
     raw = renderer.compute(view, options);  // the first frame: deep views compute their reference here
     if (precision.used == Precision::Perturbation)
@@ -234,9 +234,8 @@ void render(const MandelbrotArgs& a) {
     const int threads = options.cpuThreads > 0 ? options.cpuThreads
                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::printf("cpu compute (%d threads): %s\n", threads, compute.describe().c_str());
-    policy.cpuWarmup = 0;
-    policy.cpuReps = 1;
-    const Stats colour = measureHost([&] { rgba = colourRaw(raw, colouring, view.supersample); }, policy);
+    const Stats colour =
+        measureHost([&] { rgba = colourRaw(raw, colouring, view.supersample); }, MeasurePolicy::once());
     std::printf("cpu colouring (palette %s, one thread): %.4g ms\n", colouring.palette.name().c_str(), colour.medianMs);
   }
   const Image png = opaqueToRgb(rgba);
