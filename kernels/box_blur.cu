@@ -9,6 +9,7 @@
 
 #include "gpulab/kernels/box_blur.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 
 namespace gpulab::kernels {
 
@@ -492,11 +493,9 @@ void validate(Plane<const T> in, Plane<T> out, int radius, bool tiled) {
     throw std::invalid_argument("box blur needs input and output planes of one nonempty size, got " +
                                 std::to_string(in.width) + "x" + std::to_string(in.height) + " and " +
                                 std::to_string(out.width) + "x" + std::to_string(out.height));
-  const auto* a = reinterpret_cast<const unsigned char*>(in.data);
-  const auto* b = reinterpret_cast<const unsigned char*>(out.data);
-  if (a < b + out.pitch * out.height && b < a + in.pitch * in.height)
+  if (planesOverlap(in, out))
     throw std::invalid_argument("box blur cannot run in place: give it a separate output plane");
-  if (tiled && (reinterpret_cast<std::uintptr_t>(in.data) % 16 != 0 || in.pitch % 16 != 0))
+  if (tiled && !aligned16(in.data, in.pitch))
     throw std::invalid_argument(
         "the tiled box blur needs a 16-byte aligned input plane with a pitch that is a "
         "multiple of 16 bytes (DeviceImage planes are)");

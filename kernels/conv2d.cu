@@ -6,6 +6,7 @@
 
 #include "gpulab/kernels/conv2d.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 
 #if defined(__CUDA_ARCH__)
 #define GPULAB_UNROLL _Pragma("unroll")
@@ -454,10 +455,6 @@ void checkKernelSize(const Conv2DGeometry& geometry) {
     throw std::invalid_argument("convolution kernel " + std::to_string(kw) + "x" + std::to_string(kh) +
                                 " is outside the supported sizes 1x1 to " + std::to_string(kConv2DMaxKernelSize) + "x" +
                                 std::to_string(kConv2DMaxKernelSize));
-}
-
-bool aligned16(const void* p, std::size_t pitch) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && pitch % 16 == 0;
 }
 
 template <class T>

@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 #include "gpulab/kernels/matmul.cuh"
 #include "gpulab/kernels/plane.cuh"
 
@@ -209,8 +210,6 @@ __global__ void __launch_bounds__(kRegThreads, sizeof(T) == 4 ? 2 : 1)
     }
   }
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 

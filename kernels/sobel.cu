@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 #include "gpulab/kernels/sobel.cuh"
 
 namespace gpulab::kernels {
@@ -187,14 +188,12 @@ SobelArgs<T> makeArgs(Plane<const T> red, Plane<const T> green, Plane<const T> b
   }
   const Plane<const T> inputs[3] = {red, green, blue};
   for (int c = 0; c < (colour ? 3 : 1); ++c) {
-    const auto* a = reinterpret_cast<const unsigned char*>(inputs[c].data);
-    const auto* b = reinterpret_cast<const unsigned char*>(out.data);
-    if (a < b + out.pitch * out.height && b < a + inputs[c].pitch * inputs[c].height)
+    if (planesOverlap(inputs[c], out))
       throw std::invalid_argument("Sobel cannot run in place: give it a separate output plane");
-    if (device && (reinterpret_cast<std::uintptr_t>(inputs[c].data) % 16 != 0 || inputs[c].pitch % 16 != 0))
+    if (device && !aligned16(inputs[c].data, inputs[c].pitch))
       throw std::invalid_argument("Sobel needs 16-byte aligned planes with a pitch that is a multiple of 16 bytes");
   }
-  if (device && (reinterpret_cast<std::uintptr_t>(out.data) % 16 != 0 || out.pitch % 16 != 0))
+  if (device && !aligned16(out.data, out.pitch))
     throw std::invalid_argument("Sobel needs 16-byte aligned planes with a pitch that is a multiple of 16 bytes");
   SobelArgs<T> a;
   a.red = red;

@@ -1,9 +1,10 @@
-// Small host-side helpers the launchers share: how many SMs the current device has (grid sizing) and
-// whether a pointer allows 16-byte vector access.
+// Small host-side helpers the launchers share: how many SMs the current device has (grid sizing),
+// whether a pointer or a pitched plane allows 16-byte vector access, and whether two planes overlap.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpulab/kernels/cuda_check.hpp"
@@ -21,5 +22,15 @@ inline int multiprocessors() {
 
 /// Whether p is 16-byte aligned (float4 / double2 loads).
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+/// Whether every row of a pitched plane is: the start and the pitch both.
+inline bool aligned16(const void* p, std::size_t pitch) { return aligned16(p) && pitch % 16 == 0; }
+
+/// Whether the memory of two pitched planes (data, pitch in bytes, height rows) overlaps.
+template <class A, class B>
+bool planesOverlap(const A& x, const B& y) {
+  const auto* a = reinterpret_cast<const unsigned char*>(x.data);
+  const auto* b = reinterpret_cast<const unsigned char*>(y.data);
+  return a < b + y.pitch * y.height && b < a + x.pitch * x.height;
+}
 
 }  // namespace gpulab::kernels
