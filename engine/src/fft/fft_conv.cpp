@@ -116,24 +116,6 @@ struct FftConvolver::CpuCache {
 
 namespace {
 
-/// Conv2D's rule: u8 RGBA in 'same' mode passes alpha through; every other channel is convolved.
-int convolvedChannels(const ImageShape& in, ConvMode mode) {
-  return in.type == PixelType::U8 && in.channels == 4 && mode == ConvMode::Same ? 3 : in.channels;
-}
-
-/// The constant border value converted to the sample type first (u8: rounded and saturated), as Conv2D does.
-double borderValueFor(PixelType type, double value) {
-  switch (type) {
-    case PixelType::U8:
-      return std::clamp(std::nearbyint(value), 0.0, 255.0);
-    case PixelType::F32:
-      return static_cast<double>(static_cast<float>(value));
-    case PixelType::F64:
-      return value;
-  }
-  return value;
-}
-
 void checkChannels(const ImageShape& in) {
   if (in.width <= 0 || in.height <= 0)
     throw std::invalid_argument("convolution needs a non-empty image, got " + sizeText(in.width, in.height));
@@ -297,7 +279,7 @@ void FftConvolver::enqueuePadded(GpuContext& gpu, const DeviceImage& in, DeviceI
       region.originX = windows[i].x + g.originX - (kw - 1);
       region.originY = windows[i].y + g.originY - (kh - 1);
       region.mode = toKernel(spec_.border.mode);
-      region.value = borderValueFor(in.type(), spec_.border.value);
+      region.value = borderSample(in.type(), spec_.border.value);
       kernels::launchBorderPad<T, Real>(planeOf<T>(in, 0), planes, real_.as<Real>() + i * planes * planeSize, region,
                                         stream);
     }
@@ -504,7 +486,7 @@ Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
   std::vector<int> columns(g.neededWidth), rows(g.neededHeight);
   for (int v = 0; v < g.neededWidth; ++v) columns[v] = borderIndex(v + ox0, in.width(), spec_.border.mode);
   for (int u = 0; u < g.neededHeight; ++u) rows[u] = borderIndex(u + oy0, in.height(), spec_.border.mode);
-  const double value = borderValueFor(in.type(), spec_.border.value);
+  const double value = borderSample(in.type(), spec_.border.value);
   // cv::dft's nonzeroRows shortcut (skip the rows that are zero / not needed) refuses one-column planes.
   const int nonzeroRows = wp > 1 ? g.neededHeight : 0;
 

@@ -110,10 +110,6 @@ ImageShape Conv2D::outputShape(const ImageShape& in) const {
   return out;
 }
 
-bool Conv2D::passesAlpha(const ImageShape& in) const noexcept {
-  return in.type == PixelType::U8 && in.channels == 4 && mode_ == ConvMode::Same;
-}
-
 // ---------------------------------------------------------------------------------------------
 // GPU
 
@@ -158,7 +154,7 @@ void Conv2D::runGpuTyped(GpuContext& gpu, const DeviceImage& in, DeviceImage& ou
   geometry.anchorY = anchorY();
   geometry.border = toKernel(border_.mode);
 
-  const bool alpha = passesAlpha(shapeOf(in));
+  const bool alpha = convolvedChannels(shapeOf(in), mode_) < in.channels();
   const int planes = alpha ? 3 : in.channels();
   const kernels::Plane<const T> inStack{planeOf<T>(in, 0).data, in.width(), in.height(), in.pitch()};
   kernels::launchConv2D<T>(inStack, stackOf<T>(out), planes, geometry, hostWeights, deviceWeights,
@@ -195,7 +191,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
   const bool direct = mode_ == ConvMode::Same && border_.mode != BorderMode::Wrap &&
                       (border_.mode != BorderMode::Constant || fill == 0.0);
   const int ax = anchorX(), ay = anchorY();
-  const bool alpha = passesAlpha(shapeOf(in));
+  const bool alpha = convolvedChannels(shapeOf(in), mode_) < in.channels();
   // filter2D over a one-row range of a taller image gets that row wrong (OpenCV 4.6): strips of at
   // least 16 rows, and no fewer rows than the kernel has.
   const int strips = std::clamp(os.height / std::max(16, kernel_.height), 1, std::max(1, cv::getNumThreads()));
@@ -258,44 +254,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
 
 Image Conv2D::runReference(const Image& in) const {
   if (in.empty()) throw std::invalid_argument("convolution needs a non-empty image");
-  Image out;
-  visitPixelType(in.type(), [&](auto sample) { out = referenceTyped<decltype(sample)>(in); });
-  return out;
-}
-
-template <class T>
-Image Conv2D::referenceTyped(const Image& in) const {
-  const ImageShape os = outputShape(shapeOf(in));
-  Image out(os.width, os.height, os.channels, os.type);
-  const int kw = kernel_.width, kh = kernel_.height, w = in.width(), h = in.height();
-  const int startX = fullOffset(mode_, kw), startY = fullOffset(mode_, kh);
-  const double fill = static_cast<double>(toSample<T>(border_.value));
-  // Correlation is the convolution with the kernel flipped in both axes.
-  auto coefficient = [&](int n, int m) { return correlate_ ? kernel_.at(kw - 1 - n, kh - 1 - m) : kernel_.at(n, m); };
-  const bool alpha = passesAlpha(shapeOf(in));
-
-  for (int c = 0; c < in.channels(); ++c) {
-    for (int y = 0; y < os.height; ++y) {
-      for (int x = 0; x < os.width; ++x) {
-        if (alpha && c == 3) {
-          out.at<T>(x, y, c) = in.at<T>(x, y, c);
-          continue;
-        }
-        // full(i, j) = sum_{m, n} k(m, n) * in(i - m, j - n), at i = y + startY, j = x + startX.
-        double sum = 0.0;
-        for (int m = 0; m < kh; ++m) {
-          const int yi = borderIndex(y + startY - m, h, border_.mode);
-          for (int n = 0; n < kw; ++n) {
-            const int xi = borderIndex(x + startX - n, w, border_.mode);
-            const double v = yi < 0 || xi < 0 ? fill : static_cast<double>(in.at<T>(xi, yi, c));
-            sum += coefficient(n, m) * v;
-          }
-        }
-        out.at<T>(x, y, c) = toSample<T>(sum);
-      }
-    }
-  }
-  return out;
+  return convolutionReference(in, outputShape(shapeOf(in)), kernel_, correlate_, mode_, border_);
 }
 
 }  // namespace gpulab

@@ -173,24 +173,19 @@ ImageShape ConvMethodFilter::outputShape(const ImageShape& in) const {
   return direct_ ? direct_->outputShape(in) : fft_.outputShape(in);
 }
 
-int ConvMethodFilter::convolvedChannels(const ImageShape& in) const noexcept {
-  const bool alpha = in.type == PixelType::U8 && in.channels == 4 && spec_.mode == ConvMode::Same;
-  return alpha ? 3 : in.channels;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Choosing
 
 ConvAlgorithm ConvMethodFilter::chooseGpu(GpuContext& gpu, const ImageShape& in) {
   if (spec_.method == ConvMethod::Fft || !direct_) return ConvAlgorithm::Fft;
   const ConvCostModel model = pinnedGpu_ ? *pinnedGpu_ : gpuConvCostModel(gpu);
-  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in));
+  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in, spec_.mode));
 }
 
 ConvAlgorithm ConvMethodFilter::chooseCpu(const ImageShape& in) const {
   if (spec_.method == ConvMethod::Fft || !direct_) return ConvAlgorithm::Fft;
   const ConvCostModel model = pinnedCpu_ ? *pinnedCpu_ : cpuConvCostModel();
-  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in));
+  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in, spec_.mode));
 }
 
 std::optional<ConvAlgorithm> ConvMethodFilter::lastGpuChoice() const noexcept { return decodeChoice(lastGpu_.load()); }
@@ -268,52 +263,11 @@ Image ConvMethodFilter::runCpu(const Image& in, const CpuControl& control) const
 // ---------------------------------------------------------------------------------------------
 // Naive reference
 
+// Conv2D::runReference's formula for kernels it cannot take.
 Image ConvMethodFilter::runReference(const Image& in) const {
   if (in.empty()) throw std::invalid_argument("convolution needs a non-empty image");
   if (direct_) return direct_->runReference(in);
-  switch (in.type()) {
-    case PixelType::U8:
-      return referenceTyped<std::uint8_t>(in);
-    case PixelType::F32:
-      return referenceTyped<float>(in);
-    case PixelType::F64:
-      return referenceTyped<double>(in);
-  }
-  throw std::invalid_argument("convolution takes u8, f32 and f64 images");
-}
-
-// Conv2D::runReference's formula for kernels it cannot take: scipy's definition, literally, in double.
-template <class T>
-Image ConvMethodFilter::referenceTyped(const Image& in) const {
-  const ImageShape os = outputShape(shapeOf(in));
-  Image out(os.width, os.height, os.channels, os.type);
-  const Kernel2D& k = spec_.kernel;
-  const int kw = k.width, kh = k.height, w = in.width(), h = in.height();
-  const int startX = fullOffset(spec_.mode, kw), startY = fullOffset(spec_.mode, kh);
-  const double fill = static_cast<double>(toSample<T>(spec_.border.value));
-  const BorderMode border = spec_.border.mode;
-  auto coefficient = [&](int n, int m) { return spec_.correlate ? k.at(kw - 1 - n, kh - 1 - m) : k.at(n, m); };
-  const int planes = convolvedChannels(shapeOf(in));
-  for (int c = 0; c < in.channels(); ++c)
-    for (int y = 0; y < os.height; ++y)
-      for (int x = 0; x < os.width; ++x) {
-        if (c >= planes) {
-          out.at<T>(x, y, c) = in.at<T>(x, y, c);
-          continue;
-        }
-        // full(i, j) = sum_{m, n} k(m, n) * in(i - m, j - n), at i = y + startY, j = x + startX.
-        double sum = 0.0;
-        for (int m = 0; m < kh; ++m) {
-          const int yi = borderIndex(y + startY - m, h, border);
-          for (int n = 0; n < kw; ++n) {
-            const int xi = borderIndex(x + startX - n, w, border);
-            const double v = yi < 0 || xi < 0 ? fill : static_cast<double>(in.at<T>(xi, yi, c));
-            sum += coefficient(n, m) * v;
-          }
-        }
-        out.at<T>(x, y, c) = toSample<T>(sum);
-      }
-  return out;
+  return convolutionReference(in, outputShape(shapeOf(in)), spec_.kernel, spec_.correlate, spec_.mode, spec_.border);
 }
 
 }  // namespace gpulab

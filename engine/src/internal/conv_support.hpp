@@ -1,5 +1,6 @@
 // What the three convolutions (Conv2D, ConvMethodFilter, FftConvolver) share: how they describe
-// themselves and their parameters, the output offsets of the modes, and rounding to a sample type.
+// themselves and their parameters, the output offsets of the modes, rounding to a sample type, which
+// channels they convolve, and the reference: scipy's definition, literally, in double.
 #pragma once
 
 #include <cmath>
@@ -7,7 +8,9 @@
 #include <string>
 #include <type_traits>
 
+#include "gpulab/core/image.hpp"
 #include "gpulab/filters/filter.hpp"
+#include "internal/kernel_views.hpp"  // borderIndex
 
 namespace gpulab {
 
@@ -34,6 +37,18 @@ inline int fullOffset(ConvMode mode, int kernelSize) {
       return kernelSize - 1;
   }
   return 0;
+}
+
+/// The constant border value as a sample of `type` (u8: rounded and saturated), back in double.
+inline double borderSample(PixelType type, double value) {
+  double sample = value;
+  visitPixelType(type, [&](auto s) { sample = static_cast<double>(toSample<decltype(s)>(value)); });
+  return sample;
+}
+
+/// Channels a convolution computes: all but alpha of u8 RGBA in 'same' mode, which passes through.
+inline int convolvedChannels(const ImageShape& in, ConvMode mode) {
+  return in.type == PixelType::U8 && in.channels == 4 && mode == ConvMode::Same ? 3 : in.channels;
 }
 
 /// "15x9".
@@ -65,6 +80,50 @@ inline ParamValues convolutionParams(const Kernel2D& kernel, bool correlate, Con
                      {"method", std::string(toString(method))}};
   addBorderParams(values, border);
   return values;
+}
+
+/// The reference of every convolution, into an image of shape `os`: for each computed channel
+/// full(i, j) = sum_{m, n} k(m, n) * in(i - m, j - n) at i = y + offsetY, j = x + offsetX (the mode's
+/// offsets), the border read as `border` says; correlation is the convolution with the kernel flipped
+/// in both axes; the channels not convolved are copied.
+template <class T>
+Image convolutionReference(const Image& in, const ImageShape& os, const Kernel2D& k, bool correlate, ConvMode mode,
+                           const Border& border) {
+  Image out(os.width, os.height, os.channels, os.type);
+  const int kw = k.width, kh = k.height, w = in.width(), h = in.height();
+  const int startX = fullOffset(mode, kw), startY = fullOffset(mode, kh);
+  const double fill = static_cast<double>(toSample<T>(border.value));
+  auto coefficient = [&](int n, int m) { return correlate ? k.at(kw - 1 - n, kh - 1 - m) : k.at(n, m); };
+  const int planes = convolvedChannels(shapeOf(in), mode);
+  for (int c = 0; c < in.channels(); ++c)
+    for (int y = 0; y < os.height; ++y)
+      for (int x = 0; x < os.width; ++x) {
+        if (c >= planes) {
+          out.at<T>(x, y, c) = in.at<T>(x, y, c);
+          continue;
+        }
+        double sum = 0.0;
+        for (int m = 0; m < kh; ++m) {
+          const int yi = borderIndex(y + startY - m, h, border.mode);
+          for (int n = 0; n < kw; ++n) {
+            const int xi = borderIndex(x + startX - n, w, border.mode);
+            const double v = yi < 0 || xi < 0 ? fill : static_cast<double>(in.at<T>(xi, yi, c));
+            sum += coefficient(n, m) * v;
+          }
+        }
+        out.at<T>(x, y, c) = toSample<T>(sum);
+      }
+  return out;
+}
+
+/// convolutionReference for the image's sample type (not empty).
+inline Image convolutionReference(const Image& in, const ImageShape& os, const Kernel2D& k, bool correlate,
+                                  ConvMode mode, const Border& border) {
+  Image out;
+  visitPixelType(in.type(), [&](auto sample) {
+    out = convolutionReference<decltype(sample)>(in, os, k, correlate, mode, border);
+  });
+  return out;
 }
 
 }  // namespace gpulab

@@ -60,11 +60,8 @@ class Conv2D final : public Operation {
   const std::vector<double>& correlationWeights() const noexcept { return weights_; }
 
  private:
-  bool passesAlpha(const ImageShape& in) const noexcept;
   template <class T>
   void runGpuTyped(GpuContext& gpu, const DeviceImage& in, DeviceImage& out);
-  template <class T>
-  Image referenceTyped(const Image& in) const;
 
   Kernel2D kernel_;
   bool correlate_ = false;

@@ -99,11 +99,6 @@ class ConvMethodFilter final : public Operation {
   FftConvolver& fft() noexcept { return fft_; }
 
  private:
-  /// Channels the convolution computes (u8 RGBA in 'same' mode passes alpha through).
-  int convolvedChannels(const ImageShape& in) const noexcept;
-  template <class T>
-  Image referenceTyped(const Image& in) const;
-
   FilterSpec spec_;
   FftConvolver fft_;
   std::optional<Conv2D> direct_;  // absent for kernels the direct method cannot take
