@@ -15,6 +15,7 @@
 #include "gpulab/core/timing.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "gpulab/kernels/cuda_check.hpp"
+#include "internal/cv_interop.hpp"
 
 namespace gpulab {
 
@@ -50,31 +51,10 @@ FftStageTimes profileFftStages(cudaStream_t stream, EnqueueStages&& enqueueStage
   return times;
 }
 
-/// OpenCV type of a host image's samples with its channel count.
-inline int cvTypeOf(const Image& img) {
-  switch (img.type()) {
-    case PixelType::U8:
-      return CV_8UC(img.channels());
-    case PixelType::F32:
-      return CV_32FC(img.channels());
-    case PixelType::F64:
-      return CV_64FC(img.channels());
-  }
-  return -1;
-}
-
-/// A cv::Mat header over the image's pixels (no copy). OpenCV only reads through it when the image is const.
-inline cv::Mat matView(const Image& img) {
-  return cv::Mat(img.height(), img.width(), cvTypeOf(img), const_cast<std::byte*>(img.data()), img.rowBytes());
-}
-inline cv::Mat matView(Image& img) {
-  return cv::Mat(img.height(), img.width(), cvTypeOf(img), img.data(), img.rowBytes());
-}
-
 /// Channel c of `img` as a one-channel Mat of `depth` (CV_32F or CV_64F).
 inline cv::Mat channelMat(const Image& img, int c, int depth) {
   cv::Mat plane, converted;
-  cv::extractChannel(matView(img), plane, c);
+  cv::extractChannel(cv_interop::asMat(img), plane, c);
   plane.convertTo(converted, depth);
   return converted;
 }
@@ -83,8 +63,8 @@ inline cv::Mat channelMat(const Image& img, int c, int depth) {
 /// (round to nearest even, saturate), which matches storeSample.
 inline void storeChannel(const cv::Mat& values, Image& img, int c) {
   cv::Mat converted;
-  values.convertTo(converted, CV_MAKETYPE(CV_MAT_DEPTH(cvTypeOf(img)), 1));
-  cv::Mat view = matView(img);
+  values.convertTo(converted, cv_interop::cvDepth(img.type()));
+  cv::Mat view = cv_interop::asMat(img);
   cv::insertChannel(converted, view, c);
 }
 
