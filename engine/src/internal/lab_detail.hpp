@@ -115,8 +115,9 @@ void checkSize(const char* what, std::size_t n, std::size_t max, const char* uni
 struct LabState {
   explicit LabState(bool hasGpu);
 
-  bool gpu;
-  std::optional<Stream> stream;
+  std::optional<Stream> stream;  ///< only with a GPU
+
+  bool gpu() const noexcept { return stream.has_value(); }
 
   cudaStream_t cuStream() const noexcept { return stream ? stream->get() : nullptr; }
   /// Throws std::runtime_error "<what> needs a CUDA device: <reason>" when there is no GPU.

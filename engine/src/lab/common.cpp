@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -15,6 +16,10 @@
 
 #include "gpulab/core/device.hpp"
 #include "gpulab/lab/elementwise.hpp"  // kMaxVectorElements
+#include "gpulab/lab/matmul.hpp"
+#include "gpulab/lab/reduce.hpp"
+#include "gpulab/lab/transfer.hpp"
+#include "gpulab/lab/transpose.hpp"
 #include "internal/lab_detail.hpp"
 
 namespace gpulab::lab {
@@ -35,17 +40,27 @@ std::string joined(const std::vector<std::string>& names) {
 }
 }  // namespace
 
+namespace {
+/// The names of `First`, then of `Rest`.
+template <class First, class... Rest>
+std::vector<std::string> namesOf() {
+  std::vector<std::string> names = enumNameList<First>();
+  (std::ranges::copy(enumNameList<Rest>(), std::back_inserter(names)), ...);
+  return names;
+}
+}  // namespace
+
 std::vector<std::string> implNames(Experiment experiment) {
   switch (experiment) {
     case Experiment::Matmul:
-      return {"cpu_blas", "gpu_naive", "gpu_tiled", "gpu_regblock", "cublas"};
+      return enumNameList<MatmulImpl>();
     case Experiment::Transpose:
-      return {"cpu", "gpu_naive", "gpu_tiled", "gpu_tiled_padded"};
+      return enumNameList<TransposeImpl>();
     case Experiment::Transfer:
-      return {"pageable", "pinned", "copy_every_iteration", "upload_once"};
+      return namesOf<HostMemory, CopyPattern>();
     case Experiment::Elementwise:
     case Experiment::Reduce:
-      return {"cpu", "gpu"};
+      return enumNameList<Target>();
   }
   return {};
 }
@@ -58,11 +73,14 @@ bool isGpuImpl(Experiment experiment, std::string_view impl) {
 std::vector<std::string> variantNames(Experiment experiment) {
   switch (experiment) {
     case Experiment::Elementwise:
-      return {"x*x+2*y", "a*x+y"};
+      return enumNameList<ElementwiseOp>();
     case Experiment::Reduce:
-      return {"sum", "mean", "std", "min", "max"};
-    case Experiment::Transfer:
-      return {"h2d", "d2h", "pattern"};
+      return enumNameList<ReduceOp>();
+    case Experiment::Transfer: {
+      std::vector<std::string> names = enumNameList<Direction>();
+      names.emplace_back("pattern");
+      return names;
+    }
     case Experiment::Matmul:
     case Experiment::Transpose:
       return {};

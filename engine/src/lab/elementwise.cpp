@@ -109,9 +109,9 @@ std::vector<Record> ElementwiseLab::State::measure(Target target, ElementwiseOp 
   validateCount(n);
   if (target == Target::Gpu) requireGpu(kGpuKernel);
   const std::size_t bytes = n * sizeof(T);
-  hostX.reserve(bytes, gpu);
-  hostY.reserve(bytes, gpu);
-  hostOut.reserve(bytes, gpu);
+  hostX.reserve(bytes, gpu());
+  hostY.reserve(bytes, gpu());
+  hostOut.reserve(bytes, gpu());
   if (needsInputs(dtype, {static_cast<std::int64_t>(n)})) {
     detail::fillRandom(hostX.as<T>(), n, 4);
     detail::fillRandom(hostY.as<T>(), n, 5);

@@ -173,12 +173,12 @@ void checkSize(const char* what, std::size_t n, std::size_t max, const char* uni
                                 std::to_string(max) + " " + unit);
 }
 
-LabState::LabState(bool hasGpu) : gpu(hasGpu) {
-  if (gpu) stream.emplace();
+LabState::LabState(bool hasGpu) {
+  if (hasGpu) stream.emplace();
 }
 
 void LabState::requireGpu(const std::string& what) const {
-  if (!gpu) throw std::runtime_error(what + " needs a CUDA device: " + gpuUnavailableReason());
+  if (!gpu()) throw std::runtime_error(what + " needs a CUDA device: " + gpuUnavailableReason());
 }
 
 bool LabState::needsInputs(DType dtype, const std::vector<std::int64_t>& sizes) {

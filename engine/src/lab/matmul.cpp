@@ -170,7 +170,7 @@ template double relativeError<double>(const double*, const double*, std::size_t)
 
 struct MatmulLab::State : detail::LabState {
   explicit State(bool hasGpu) : LabState(hasGpu) {
-    if (gpu) cublas = CublasHandle(*stream);
+    if (gpu()) cublas = CublasHandle(*stream);
   }
   CublasHandle cublas;
   DeviceBuffer a, b, c;
@@ -249,9 +249,9 @@ std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, cons
   const std::size_t bBytes = count(shape.k, shape.n) * sizeof(T);
   const std::size_t cBytes = count(shape.m, shape.n) * sizeof(T);
   if (needsInputs(dtype, {shape.m, shape.n, shape.k})) {
-    hostA.reserve(aBytes, gpu);
-    hostB.reserve(bBytes, gpu);
-    hostC.reserve(cBytes, gpu);
+    hostA.reserve(aBytes, gpu());
+    hostB.reserve(bBytes, gpu());
+    hostC.reserve(cBytes, gpu());
     detail::fillRandom(hostA.as<T>(), count(shape.m, shape.k), 1);
     detail::fillRandom(hostB.as<T>(), count(shape.k, shape.n), 2);
     reference.clear();

@@ -218,7 +218,7 @@ std::vector<Record> ReduceLab::State::measure(Target target, ReduceOp op, DType 
   validateCount(n);
   if (target == Target::Gpu) requireGpu(kGpuReduction);
   const std::size_t bytes = n * sizeof(T);
-  hostX.reserve(bytes, gpu);
+  hostX.reserve(bytes, gpu());
   if (needsInputs(dtype, {static_cast<std::int64_t>(n)})) detail::fillRandom(hostX.as<T>(), n, 6);
   const T* hx = hostX.as<T>();
 

@@ -140,8 +140,8 @@ std::vector<Record> TransposeLab::State::measure(TransposeImpl impl, DType dtype
   if (isGpu(impl)) requireGpu(std::string(toString(impl)));
   const std::size_t count = elements(shape);
   const std::size_t bytes = count * sizeof(T);
-  hostIn.reserve(bytes, gpu);
-  hostOut.reserve(bytes, gpu);
+  hostIn.reserve(bytes, gpu());
+  hostOut.reserve(bytes, gpu());
   if (needsInputs(dtype, {shape.rows, shape.cols})) detail::fillRandom(hostIn.as<T>(), count, 3);
   const T* hin = hostIn.as<T>();
   T* hout = hostOut.as<T>();
