@@ -71,8 +71,7 @@ ParamValues collectParams(const FilterArgs& a, const OperationInfo& info) {
   }
   for (const ParamInfo& p : info.params) {
     if (p.onlyWith.empty() || !values.contains(p.name)) continue;
-    const std::size_t eq = p.onlyWith.find('=');
-    const std::string other = p.onlyWith.substr(0, eq), wanted = p.onlyWith.substr(eq + 1);
+    const auto [other, wanted] = p.condition();
     if (info.withDefaults(values)[other] != wanted)
       throw UsageError("--" + p.name + " applies to --" + other + " " + wanted + " only");
   }

@@ -25,19 +25,6 @@
 #include "widgets/segmented_buttons.hpp"
 
 namespace gpulab::gui {
-namespace {
-
-constexpr int kProgressSteps = 1000;
-
-/// "border=constant" -> {"border", "constant"}; empty names without a condition.
-std::pair<std::string, std::string> conditionOf(const gpulab::ParamInfo& param) {
-  const std::size_t eq = param.onlyWith.find('=');
-  if (eq == std::string::npos) return {};
-  return {param.onlyWith.substr(0, eq), param.onlyWith.substr(eq + 1)};
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
 // Building
 
@@ -99,7 +86,6 @@ QWidget* FiltersTab::buildControls() {
 
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("filterProgress"));
-  progress_->setRange(0, kProgressSteps);
   progress_->setTextVisible(false);
   progress_->setMaximumHeight(8);
   progressLabel_ = new QLabel;
@@ -215,7 +201,7 @@ FiltersTab::OperationControls FiltersTab::buildOperation(const gpulab::Operation
   // A number that only matters with one value of a choice ("border-value" with "border=constant")
   // sits beside that choice; the others get rows of their own, in the registry's order.
   auto besideOf = [&op](const gpulab::ParamInfo& param) -> ParamControl* {
-    const auto [name, value] = conditionOf(param);
+    const auto [name, value] = param.condition();
     const auto target = op.controls.find(name);
     const bool number = param.kind == gpulab::ParamInfo::Kind::Integer || param.kind == gpulab::ParamInfo::Kind::Number;
     if (!number || target == op.controls.end() || target->second->info().kind != gpulab::ParamInfo::Kind::Choice)
@@ -267,7 +253,7 @@ FiltersTab::OperationControls FiltersTab::buildOperation(const gpulab::Operation
 void FiltersTab::linkControls(OperationControls& op) {
   // A parameter that only matters with another's value is enabled only then.
   for (const gpulab::ParamInfo& param : op.info->params) {
-    const auto [name, value] = conditionOf(param);
+    const auto [name, value] = param.condition();
     const auto target = op.controls.find(name);
     if (target == op.controls.end()) continue;
     ParamControl* control = op.controls.at(param.name);
@@ -311,7 +297,7 @@ gpulab::ParamValues FiltersTab::paramValues() const {
   const OperationControls& op = current();
   gpulab::ParamValues values;
   for (const gpulab::ParamInfo& param : op.info->params) {
-    const auto [name, value] = conditionOf(param);
+    const auto [name, value] = param.condition();
     const auto target = op.controls.find(name);
     if (target != op.controls.end() && target->second->value() != value) continue;
     values[param.name] = op.controls.at(param.name)->value();

@@ -39,6 +39,8 @@ struct DeviceAnswer {
 
 }  // namespace
 
+bool FiltersTab::showsGpuResult() const { return run_ && run_->gpu && (showGpu_->isChecked() || !run_->cpu); }
+
 // ---------------------------------------------------------------------------------------------
 // Construction
 
@@ -205,7 +207,7 @@ void FiltersTab::apply() {
   // The same checks the worker makes, now: a bad parameter is reported without a round trip.
   const PhotoUpdate& photo = services_.photo.current();
   try {
-    const std::unique_ptr<gpulab::Operation> op = makeOperation();
+    const std::unique_ptr<gpulab::Operation> op = current().info->make(request.params);
     if (const auto type = pixelTypeNamed(photo.sampleType))
       op->outputShape({photo.width, photo.height, photo.channels, *type});
   } catch (const std::exception& e) {
@@ -301,7 +303,7 @@ void FiltersTab::showResultSource() {
     viewInfo_->clear();
     return;
   }
-  const bool gpu = run_->gpu && (showGpu_->isChecked() || !run_->cpu);
+  const bool gpu = showsGpuResult();
   const QImage& image = gpu ? run_->gpuDisplay : run_->cpuDisplay;
   view_->setResult(image, run_->beforeOffset, gpu ? tr("Result (GPU)") : tr("Result (CPU)"));
   viewInfo_->setText(QString::fromStdString(gpulab::describe(run_->record.output)));
@@ -336,7 +338,7 @@ void FiltersTab::keepResult() {
     return;
   }
   if (running() || photoEditPending_) return;
-  const bool gpu = run_->gpu && (showGpu_->isChecked() || !run_->cpu);
+  const bool gpu = showsGpuResult();
   const std::shared_ptr<const gpulab::Image> image = gpu ? run_->gpu : run_->cpu;
   const quint64 generation = run_->generation;
   const QString operation = QString::fromStdString(run_->record.description);

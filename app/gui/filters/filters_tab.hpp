@@ -83,7 +83,7 @@ class FiltersTab : public QWidget {
   void keepResult();
   void undo();
 
-  bool running() const noexcept { return job_.valid() && !job_.finished(); }
+  bool running() const noexcept { return job_.running(); }
   bool hasResult() const noexcept { return run_.has_value(); }
   /// The last run shown, if any (cleared when the photo changes).
   const std::optional<FilterRun>& lastRun() const noexcept { return run_; }
@@ -135,6 +135,8 @@ class FiltersTab : public QWidget {
   /// why it failed (empty when it worked).
   void finishPhotoEdit(int undoDepth, const QString& problem);
   const OperationControls& current() const;
+  /// The result shown is the GPU's: there is one, and the GPU is picked or the CPU did not run.
+  bool showsGpuResult() const;
 
   TabServices& services_;
   std::shared_ptr<FiltersWorkerState> state_;

@@ -155,9 +155,7 @@ class FlagControl final : public ParamControl {
   bool spansRow() const override { return true; }
   std::string value() const override { return check_->isChecked() ? "true" : "false"; }
   void setValue(const std::string& text) override {
-    if (text != "true" && text != "false" && text != "1" && text != "0")
-      throw std::invalid_argument(info().name + " '" + text + "' is not true or false");
-    check_->setChecked(text == "true" || text == "1");
+    check_->setChecked(gpulab::flagParam({{info().name, text}}, info()));
   }
 
  private:

@@ -80,6 +80,12 @@ ParamInfo ParamInfo::kernel(std::string name, std::string help) {
   return p;
 }
 
+std::pair<std::string, std::string> ParamInfo::condition() const {
+  const std::size_t eq = onlyWith.find('=');
+  if (eq == std::string::npos) return {};
+  return {onlyWith.substr(0, eq), onlyWith.substr(eq + 1)};
+}
+
 const ParamInfo* OperationInfo::param(std::string_view paramName) const noexcept {
   for (const ParamInfo& p : params)
     if (p.name == paramName) return &p;

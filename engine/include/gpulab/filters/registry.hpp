@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/operation.hpp"
@@ -33,6 +34,9 @@ struct ParamInfo {
   double maximum = 0;
   std::vector<std::string> choices;
   std::string onlyWith;  ///< "border=constant": meaningful only when another parameter has that value
+
+  /// onlyWith split: {"border", "constant"}; two empty strings when there is no condition.
+  std::pair<std::string, std::string> condition() const;
 
   /// The usual shapes (the fields above can still be set afterwards).
   static ParamInfo integer(std::string name, std::string help, int minimum, int maximum, std::string defaultValue = {});
