@@ -57,7 +57,7 @@ class LabTab : public QWidget {
   /// GPU implementations are offered or greyed out before the request is built.
   void runWhenReady();
   void cancel();
-  bool running() const noexcept { return job_.valid() && !job_.finished(); }
+  bool running() const noexcept { return job_.running(); }
   /// False until the worker has said whether there is a GPU.
   bool deviceKnown() const noexcept { return deviceKnown_; }
 

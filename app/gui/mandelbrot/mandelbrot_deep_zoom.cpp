@@ -163,7 +163,7 @@ void MandelbrotTab::zoomToMinibrot(std::optional<QPointF> pixel, std::optional<d
     emit newtonFinished(false);
     return;
   }
-  if (newtonJob_.valid() && !newtonJob_.finished()) {  // one search at a time; Cancel stops it
+  if (newtonJob_.running()) {  // one search at a time; Cancel stops it
     services_.showMessage(tr("Already looking for a minibrot (Cancel stops the search)."));
     return;
   }
@@ -178,7 +178,7 @@ void MandelbrotTab::zoomToMinibrot(std::optional<QPointF> pixel, std::optional<d
   auto finish = [this] {
     newtonButton_->setEnabled(true);
     cpuProgress_->setRange(0, 100);
-    if (!(cpuJob_.valid() && !cpuJob_.finished()) && !(saveJob_.valid() && !saveJob_.finished())) cpuProgress_->hide();
+    if (!cpuJob_.running() && !saveJob_.running()) cpuProgress_->hide();
     updateCancelButton();
   };
   newtonJob_ = services_.engine.submit(

@@ -57,7 +57,7 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
   services_.showMessage(tr("Rendering %1x%2 for %3...").arg(size.width()).arg(size.height()).arg(path));
   auto finish = [this] {
     updateCancelButton();
-    if (!cpuJob_.valid() || cpuJob_.finished()) cpuProgress_->hide();
+    if (!cpuJob_.running()) cpuProgress_->hide();
   };
   saveJob_ = services_.engine.submit(
       this, [v, c, used, path](WorkerContext& ctx) { return renderPng(ctx, v, c, used, path); },

@@ -48,17 +48,14 @@ void MandelbrotTab::scheduleRender() {
     return;
   }
   pending_ = false;
-  if (inFlight_) {
+  if (inFlightKey_) {
     // frameDone asks again for the newest view. After a jump elsewhere (home, a bookmark, the location,
     // a Newton zoom) the frame on the worker is not worth waiting for: it is cancelled (a reference
     // orbit being computed included) and its outcome ignored.
-    if (!(jumped_ && inFlightKey_ && !samePlace(inFlightKey_->view, view_))) return;
+    if (!(jumped_ && !samePlace(inFlightKey_->view, view_))) return;
     frameJob_.cancel();
     ++frameSerial_;
-    inFlight_ = false;
-    inFlightKey_.reset();
-    slowFrameTimer_->stop();
-    updateCancelButton();
+    endFrame();
     updateOverlay();
   }
   jumped_ = false;
@@ -95,7 +92,6 @@ void MandelbrotTab::scheduleRender() {
 }
 
 void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly, bool wantCounts) {
-  inFlight_ = true;
   inFlightKey_ = key;
   const quint64 serial = ++frameSerial_;
   submittedAtMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
@@ -104,10 +100,7 @@ void MandelbrotTab::submitFrame(const FrameKey& key, bool recolourOnly, bool wan
   // Every outcome of a frame that was replaced (a jump cancelled it) is ignored.
   auto ended = [this, serial] {
     if (serial != frameSerial_) return false;
-    inFlight_ = false;
-    inFlightKey_.reset();
-    slowFrameTimer_->stop();
-    updateCancelButton();
+    endFrame();
     return true;
   };
   frameJob_ = services_.engine.submit(
@@ -146,7 +139,6 @@ void MandelbrotTab::frameDone(const FrameResult& result, const FrameKey& key) {
   canvas_->setFrame(result.image, key.view);
   shown_ = key;
   failed_.reset();
-  onGpu_ = result.onGpu;
   shownPrecision_ = result.precision;
   if (result.reference) lastReference_ = result.reference;
   const std::optional<double> computeMs = result.computeMs;
@@ -209,7 +201,7 @@ void MandelbrotTab::frameDone(const FrameResult& result, const FrameKey& key) {
 }
 
 bool MandelbrotTab::showsCurrentView() const {
-  if (inFlight_ || unpresented_ || restTimer_->isActive() || !shown_) return false;
+  if (inFlightKey_ || unpresented_ || restTimer_->isActive() || !shown_) return false;
   const FrameKey full{renderView(Quality::Full), colouring()};
   return *shown_ == full ||
          (supersample_->currentData().toInt() > 1 && *shown_ == FrameKey{renderView(Quality::Super), full.colouring});

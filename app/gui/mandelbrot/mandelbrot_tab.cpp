@@ -499,8 +499,7 @@ void MandelbrotTab::updateOverlay() {
     label = shownPrecision_;
   }
   QString text = tr("%1   width %2").arg(label, shortWidthText(view_.width));
-  const bool slow = inFlight_ && !slowFrameTimer_->isActive();
-  if (slow)
+  if (frameIsSlow())
     text += tr("   rendering...");
   else if (deep && lastReference_)
     text += lastReference_->reused ? tr("   reference reused")
@@ -509,16 +508,22 @@ void MandelbrotTab::updateOverlay() {
 }
 
 void MandelbrotTab::updateCancelButton() {
-  auto running = [](const JobHandle& job) { return job.valid() && !job.finished(); };
-  const bool slowFrame = inFlight_ && !slowFrameTimer_->isActive();
-  cancelButton_->setEnabled(running(cpuJob_) || running(saveJob_) || running(newtonJob_) || slowFrame);
+  cancelButton_->setEnabled(cpuJob_.running() || saveJob_.running() || newtonJob_.running() || frameIsSlow());
+}
+
+bool MandelbrotTab::frameIsSlow() const { return inFlightKey_ && !slowFrameTimer_->isActive(); }
+
+void MandelbrotTab::endFrame() {
+  inFlightKey_.reset();
+  slowFrameTimer_->stop();
+  updateCancelButton();
 }
 
 void MandelbrotTab::cancelWork() {
   cpuJob_.cancel();
   saveJob_.cancel();
   newtonJob_.cancel();
-  if (inFlight_ && !slowFrameTimer_->isActive()) frameJob_.cancel();
+  if (frameIsSlow()) frameJob_.cancel();
 }
 
 }  // namespace gpulab::gui

@@ -147,6 +147,10 @@ class MandelbrotTab : public QWidget {
   void updateOverlay();
   void updateHistoryButtons();
   void updateCancelButton();
+  /// A frame has been on the worker longer than kSlowFrameMs (a new reference orbit, say).
+  bool frameIsSlow() const;
+  /// The frame on the worker is over (delivered, failed or given up).
+  void endFrame();
   /// The automatic iteration cap of `width` times the scale learned from the frames.
   int automaticIterations(const gpulab::DeepWidth& width) const;
   void raiseIterations(const FrameCounts& counts, const gpulab::MandelbrotView& rendered);
@@ -172,9 +176,8 @@ class MandelbrotTab : public QWidget {
   std::vector<MandelbrotBookmark> bookmarks_;
 
   // Rendering: one frame on the worker at a time; the newest request is rendered next.
-  bool inFlight_ = false;
-  std::optional<FrameKey> inFlightKey_;
-  quint64 frameSerial_ = 0;  // of the frame on the worker: outcomes of older (cancelled) frames are ignored
+  std::optional<FrameKey> inFlightKey_;  // the frame on the worker
+  quint64 frameSerial_ = 0;              // of the frame on the worker: outcomes of older (cancelled) frames are ignored
   JobHandle frameJob_;
   bool jumped_ = false;             // navigate() went elsewhere: the frame on the worker is not worth waiting for
   std::optional<FrameKey> shown_;   // the frame on screen (its key)
@@ -193,7 +196,6 @@ class MandelbrotTab : public QWidget {
   double submittedAtMs_ = 0;                        // clock_ time the frame on the worker was handed over
   std::optional<MandelbrotFrameInfo> unpresented_;  // the frame on the canvas, until a paint shows it
   quint64 unpresentedSerial_ = 0;
-  bool onGpu_ = false;
   bool pending_ = false;  // a change arrived while hidden
   gpulab::Palette customPalette_;
   JobHandle cpuJob_;

@@ -72,6 +72,8 @@ class JobHandle {
   bool cancelRequested() const noexcept { return state_ && state_->cancel; }
   /// Its outcome has been delivered (or dropped because the receiver was gone).
   bool finished() const noexcept { return state_ && state_->finished; }
+  /// Submitted and its outcome not delivered yet.
+  bool running() const noexcept { return valid() && !finished(); }
 
  private:
   friend class Engine;
