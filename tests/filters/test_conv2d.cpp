@@ -725,7 +725,9 @@ TEST(Conv2DGpu, UnalignedPlanesTakeTheScalarPath) {
   DeviceBuffer src(pitch * h + 16), dst(pitch * h + 16);
   float* srcData = src.as<float>() + 1;
   float* dstData = dst.as<float>() + 1;
-  GPULAB_CUDA_CHECK(cudaMemcpy2D(srcData, pitch, in.data(), in.rowBytes(), in.rowBytes(), h, cudaMemcpyHostToDevice));
+  // On the kernel's stream: a cudaMemcpy2D from pageable memory may return before its DMA lands.
+  GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(srcData, pitch, in.data(), in.rowBytes(), in.rowBytes(), h,
+                                      cudaMemcpyHostToDevice, gpu.stream()));
   std::vector<float> weights(f.correlationWeights().begin(), f.correlationWeights().end());
   kernels::Conv2DGeometry g{7, 5, f.anchorX(), f.anchorY(), kernels::BorderMode::Reflect101};
   kernels::launchConv2D<float>({srcData, w, h, pitch}, {dstData, w, h, pitch}, 1, g, weights.data(), nullptr, 0.f,

@@ -191,9 +191,11 @@ TEST(ElementwiseGpu, UnalignedPointersTakeTheScalarPath) {
   elementwiseReference(ElementwiseOp::SquarePlusTwice, 0.f, x.data(), y.data(), expected.data(), n);
   DeviceBuffer dx((n + 1) * sizeof(float)), dy((n + 1) * sizeof(float)), dout((n + 1) * sizeof(float));
   Stream stream;
-  // One element in: 4-byte aligned, not 16-byte aligned.
-  GPULAB_CUDA_CHECK(cudaMemcpy(dx.as<float>() + 1, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  GPULAB_CUDA_CHECK(cudaMemcpy(dy.as<float>() + 1, y.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  // One element in: 4-byte aligned, not 16-byte aligned. The copies go on the kernel's stream: a
+  // cudaMemcpy from pageable memory may return before its DMA lands, and `stream` does not wait for
+  // the legacy default stream.
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(dx.as<float>() + 1, x.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(dy.as<float>() + 1, y.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
   kernels::launchElementwise(kernels::ElementwiseOp::SquarePlusTwice, 0.f, dx.as<float>() + 1, dy.as<float>() + 1,
                              dout.as<float>() + 1, n, stream);
   stream.synchronize();
@@ -242,7 +244,8 @@ TEST(ReduceGpu, UnalignedPointerTakesTheScalarPath) {
   DeviceBuffer dx((n + 1) * sizeof(double)), partials(kernels::kReduceMaxPartials * sizeof(double)),
       result(sizeof(double));
   Stream stream;
-  GPULAB_CUDA_CHECK(cudaMemcpy(dx.as<double>() + 1, x.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  GPULAB_CUDA_CHECK(  // on the kernel's stream, as above
+      cudaMemcpyAsync(dx.as<double>() + 1, x.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream));
   kernels::launchReduce(dx.as<double>() + 1, n, kernels::ReduceKind::Max, nullptr, 1.0, false, partials.as<double>(),
                         result.as<double>(), stream);
   stream.synchronize();
