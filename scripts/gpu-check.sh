@@ -82,7 +82,7 @@ if [[ $steps == *deep* ]]; then
     $cli mandelbrot --device gpu --center "0,$deepy" --width 1e-10000 --size 7680x4320 --iters 100000 --density 8 \
       --reps 1 --out "$logs/deep-8k-1e-10000.png"
     echo "8K still at 1e-10000, reference, frame, colouring and PNG included: $((($(date +%s%N) - start) / 1000000)) ms wall"
-    rm -f "$logs/deep-8k-1e-10000.png"  # 20 MB: more than the logs may carry back
+    rm -f "$logs"/*.png  # 4 to 20 MB each: more than the logs may carry back
     $cli mandelbrot --device gpu --center "0,$deepy" --width 1e-10000 --size 1920x1080 --iters 100000 --density 8 \
       --reps 10 --out "$out/deep-1e-10000.png"
   } > "$out/deep.txt" 2>&1
