@@ -10,6 +10,7 @@ packages=(
   libstb-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev libmpfr-dev
   xvfb xauth fonts-dejavu-core
+  libqt6svg6 desktop-file-utils appstream
 )
 
 missing=()

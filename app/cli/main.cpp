@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "gpulab_build_version.hpp"
 
 namespace {
 
@@ -17,7 +18,7 @@ int fail(int code, const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"gpulab-cli: GPU image processing and GPU-computing lab, headless"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION);
+  app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION_STRING);
   gpulab::cli::registerInfo(app);
   gpulab::cli::registerMandelbrot(app);
   gpulab::cli::registerLab(app);

@@ -1,6 +1,7 @@
 #include "shell/command_line.hpp"
 
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QRegularExpression>
 #include <algorithm>
 #include <stdexcept>
@@ -238,6 +239,10 @@ CommandLine parseCommandLine(const QStringList& arguments) {
   parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Photo or .npy array to open."),
                                QStringLiteral("[FILE]"));
   result.helpText = parser.helpText();
+  // gpulab --help answers before the QApplication exists (so that it works without a display), and
+  // without one Qt names the program "<executable_name>": name it as it was started.
+  if (QCoreApplication::instance() == nullptr && !arguments.isEmpty())
+    result.helpText.replace(QStringLiteral("<executable_name>"), arguments.front());
 
   if (!parser.parse(arguments)) {
     result.error = parser.errorText();

@@ -52,7 +52,8 @@ struct CommandLine {
   MandelbrotCommandLine mandelbrot;
 };
 
-/// Parses `arguments` (argv, the program name first). Never exits and never prints.
+/// Parses `arguments` (argv, the program name first). Never exits and never prints; needs no
+/// QCoreApplication (main() reads --help and --version before creating one).
 CommandLine parseCommandLine(const QStringList& arguments);
 
 /// "1400x900" -> QSize; nullopt unless both sides are 64..16384.

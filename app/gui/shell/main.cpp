@@ -7,11 +7,13 @@
 
 #include "fft/fft_tab.hpp"
 #include "filters/filters_tab.hpp"
+#include "gpulab_build_version.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
 #include "shell/command_line.hpp"
 #include "shell/main_window.hpp"
+#include "shell/resource_paths.hpp"
 #include "shell/theme.hpp"
 
 namespace {
@@ -28,6 +30,15 @@ void quietMessages(QtMsgType type, const QMessageLogContext& context, const QStr
 int fail(int code, const QString& message) {
   std::fprintf(stderr, "gpulab: %s\n", qPrintable(message));
   return code;
+}
+
+/// Prints the help or the version when `cli` asks for one; true when it did.
+bool printHelpOrVersion(const gpulab::gui::CommandLine& cli) {
+  if (cli.help)
+    std::fputs(qPrintable(cli.helpText), stdout);
+  else if (cli.version)
+    std::printf("gpulab %s\n", GPULAB_VERSION_STRING);
+  return cli.help || cli.version;
 }
 
 /// Sets the Lab tab's controls from --lab-* (validated by parseCommandLine).
@@ -151,11 +162,20 @@ void zoomBenchmarkWhenReady(gpulab::gui::MainWindow& window, const gpulab::gui::
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help and --version answer before QApplication exists, so that they work without a display.
+  // Qt's own options (-platform, -style, ...) are unknown here: such command lines are read below.
+  QStringList arguments;
+  for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
+  if (const auto early = gpulab::gui::parseCommandLine(arguments); early.error.isEmpty() && printHelpOrVersion(early))
+    return 0;
+
   qtHandler = qInstallMessageHandler(quietMessages);  // Qt's own handler when none was installed
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("gpulab"));
   QApplication::setApplicationName(QStringLiteral("gpulab"));
-  QApplication::setApplicationVersion(QStringLiteral(GPULAB_VERSION));
+  QApplication::setApplicationVersion(QStringLiteral(GPULAB_VERSION_STRING));
+  QApplication::setWindowIcon(gpulab::gui::applicationIcon());
+  QGuiApplication::setDesktopFileName(QStringLiteral(GPULAB_APP_ID));  // Wayland: the .desktop file's icon
   gpulab::gui::applyTheme(app);
 
   const gpulab::gui::CommandLine cli = gpulab::gui::parseCommandLine(QApplication::arguments());
@@ -164,14 +184,7 @@ int main(int argc, char** argv) {
     if (error.endsWith(QLatin1Char('.'))) error.chop(1);  // QCommandLineParser ends its sentences with one
     return fail(2, error + QStringLiteral(" (see 'gpulab --help')"));
   }
-  if (cli.help) {
-    std::fputs(qPrintable(cli.helpText), stdout);
-    return 0;
-  }
-  if (cli.version) {
-    std::printf("gpulab %s\n", GPULAB_VERSION);
-    return 0;
-  }
+  if (printHelpOrVersion(cli)) return 0;
 
   const bool screenshot = !cli.screenshot.isEmpty();
   const bool unattended = screenshot || cli.zoomBenchmark > 0;

@@ -31,4 +31,6 @@ QString bundledPhoto() {
   return {};
 }
 
+QIcon applicationIcon() { return QIcon(QStringLiteral(":/gpulab/icons/gpulab.svg")); }
+
 }  // namespace gpulab::gui

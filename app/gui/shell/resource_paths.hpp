@@ -1,6 +1,7 @@
 // Where the bundled resources (sample photos, palettes, icons) are at run time.
 #pragma once
 
+#include <QIcon>
 #include <QString>
 
 namespace gpulab::gui {
@@ -15,5 +16,9 @@ QString bundledPhoto();
 
 /// Every place resourceDirectory() looks, in order, for messages that say where it looked.
 QStringList resourceSearchPath();
+
+/// gpulab's icon (resources/icons/gpulab.svg, compiled in), for the windows. Drawn by Qt's SVG
+/// icon engine (Debian's libqt6svg6): without it the icon is empty and windows show the default.
+QIcon applicationIcon();
 
 }  // namespace gpulab::gui

@@ -1,0 +1,92 @@
+// The programs' first contact with a user: --help and --version of gpulab and gpulab-cli work on a
+// machine without a display and name the build (git describe), and the windows get gpulab's icon.
+#include <gtest/gtest.h>
+
+#include <QColor>
+#include <QFileInfo>
+#include <QIcon>
+#include <QImage>
+#include <QPixmap>
+
+#include "gpulab_build_version.hpp"
+#include "shell/resource_paths.hpp"
+#include "support/gui_test_support.hpp"
+#include "support/program_runner.hpp"
+
+namespace {
+
+using gpulab::test::environmentWithoutDisplay;
+using gpulab::test::ProgramRun;
+using gpulab::test::runProgram;
+
+const QString kGui = QStringLiteral(GPULAB_GUI_PATH);
+const QString kCli = QStringLiteral(GPULAB_CLI_PATH);
+
+TEST(Startup, GuiHelpNeedsNoDisplay) {
+  for (const QString& option : {QStringLiteral("--help"), QStringLiteral("-h")}) {
+    SCOPED_TRACE(option.toStdString());
+    const ProgramRun run = runProgram(kGui, {option}, environmentWithoutDisplay());
+    ASSERT_EQ(run.exitCode, 0) << run.describe();
+    EXPECT_TRUE(run.out.startsWith(QStringLiteral("Usage: ") + kGui)) << run.describe();
+    EXPECT_TRUE(run.out.contains(QStringLiteral("--screenshot"))) << run.describe();
+    EXPECT_TRUE(run.err.isEmpty()) << run.describe();
+  }
+}
+
+TEST(Startup, GuiVersionNeedsNoDisplay) {
+  for (const QString& option : {QStringLiteral("--version"), QStringLiteral("-v")}) {
+    SCOPED_TRACE(option.toStdString());
+    const ProgramRun run = runProgram(kGui, {option}, environmentWithoutDisplay());
+    ASSERT_EQ(run.exitCode, 0) << run.describe();
+    EXPECT_EQ(run.out, QStringLiteral("gpulab " GPULAB_VERSION_STRING "\n")) << run.describe();
+    EXPECT_TRUE(run.err.isEmpty()) << run.describe();
+  }
+}
+
+TEST(Startup, CliVersionMatchesTheGui) {
+  const ProgramRun run = runProgram(kCli, {QStringLiteral("--version")}, environmentWithoutDisplay());
+  ASSERT_EQ(run.exitCode, 0) << run.describe();
+  EXPECT_EQ(run.out, QStringLiteral("gpulab-cli " GPULAB_VERSION_STRING "\n")) << run.describe();
+}
+
+TEST(Startup, VersionNamesTheCommitItWasBuiltFrom) {
+  const QString describe = QStringLiteral(GPULAB_GIT_DESCRIBE);
+  const ProgramRun head = runProgram(
+      QStringLiteral("git"), {QStringLiteral("-C"), QStringLiteral(GPULAB_SOURCE_DIR), QStringLiteral("rev-parse"),
+                              QStringLiteral("--short"), QStringLiteral("HEAD")});
+  if (head.exitCode != 0 || !QFileInfo::exists(QStringLiteral(GPULAB_SOURCE_DIR "/.git"))) {
+    EXPECT_TRUE(describe.isEmpty()) << "outside a git checkout the version is the project's alone";
+    GTEST_SKIP() << "the source tree is not a git checkout (or git is missing): " << head.describe();
+  }
+  // `git describe --tags --always --dirty`: [TAG-N-g]HASH[-dirty]. Built after the last commit, so
+  // it names HEAD (a commit made between the build and this test fails it: rebuild).
+  const QString hash = head.out.trimmed();
+  ASSERT_FALSE(hash.isEmpty()) << head.describe();
+  EXPECT_TRUE(describe.contains(hash)) << "describe '" << describe.toStdString() << "', HEAD " << hash.toStdString();
+  EXPECT_EQ(QStringLiteral(GPULAB_VERSION_STRING), QStringLiteral(GPULAB_PROJECT_VERSION " (git ") + describe + ')');
+}
+
+TEST(Startup, WindowIconIsGpulabsOwn) {
+  gpulab::gui::test_support::testApplication("test_startup");
+  const QIcon icon = gpulab::gui::applicationIcon();
+  ASSERT_FALSE(icon.isNull());
+  // Drawn from the SVG at any size (needs Qt's SVG icon engine, Debian's libqt6svg6).
+  ASSERT_EQ(icon.pixmap(16, 16).size(), QSize(16, 16)) << "the SVG icon engine is missing (libqt6svg6)";
+  for (const int side : {32, 48, 256}) {
+    SCOPED_TRACE(side);
+    const QImage image = icon.pixmap(side, side).toImage().convertToFormat(QImage::Format_ARGB32);
+    ASSERT_EQ(image.size(), QSize(side, side));
+    // In the SVG's 128-unit square: the lens's sky at (64, 44) is light blue, the corner is
+    // transparent, and the top middle pin at (63.5, 12) is gold.
+    const auto at = [&](double x, double y) { return image.pixelColor(int(x * side / 128), int(y * side / 128)); };
+    const QColor sky = at(64, 44);
+    EXPECT_GT(sky.blue(), 150) << sky.name().toStdString();
+    EXPECT_GT(sky.blue(), sky.red() + 40) << sky.name().toStdString();
+    EXPECT_EQ(at(0, 0).alpha(), 0);
+    const QColor pin = at(63.5, 12);
+    EXPECT_GT(pin.red(), 150) << pin.name().toStdString();
+    EXPECT_LT(pin.blue(), 120) << pin.name().toStdString();
+  }
+}
+
+}  // namespace
