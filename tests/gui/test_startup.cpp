@@ -51,19 +51,25 @@ TEST(Startup, CliVersionMatchesTheGui) {
 
 TEST(Startup, VersionNamesTheCommitItWasBuiltFrom) {
   const QString describe = QStringLiteral(GPULAB_GIT_DESCRIBE);
-  const ProgramRun head = runProgram(
-      QStringLiteral("git"), {QStringLiteral("-C"), QStringLiteral(GPULAB_SOURCE_DIR), QStringLiteral("rev-parse"),
-                              QStringLiteral("--short"), QStringLiteral("HEAD")});
-  if (head.exitCode != 0 || !QFileInfo::exists(QStringLiteral(GPULAB_SOURCE_DIR "/.git"))) {
+  const auto git = [](QStringList arguments) {
+    return runProgram(QStringLiteral("git"),
+                      QStringList{QStringLiteral("-C"), QStringLiteral(GPULAB_SOURCE_DIR)} + arguments);
+  };
+  const ProgramRun top = git({QStringLiteral("rev-parse"), QStringLiteral("--show-toplevel")});
+  if (top.exitCode != 0 || !QFileInfo::exists(QStringLiteral(GPULAB_SOURCE_DIR "/.git"))) {
     EXPECT_TRUE(describe.isEmpty()) << "outside a git checkout the version is the project's alone";
-    GTEST_SKIP() << "the source tree is not a git checkout (or git is missing): " << head.describe();
+    GTEST_SKIP() << "the source tree is not a git checkout (or git is missing): " << top.describe();
   }
-  // `git describe --tags --always --dirty`: [TAG-N-g]HASH[-dirty]. Built after the last commit, so
-  // it names HEAD (a commit made between the build and this test fails it: rebuild).
-  const QString hash = head.out.trimmed();
-  ASSERT_FALSE(hash.isEmpty()) << head.describe();
-  EXPECT_TRUE(describe.contains(hash)) << "describe '" << describe.toStdString() << "', HEAD " << hash.toStdString();
   EXPECT_EQ(QStringLiteral(GPULAB_VERSION_STRING), QStringLiteral(GPULAB_PROJECT_VERSION " (git ") + describe + ')');
+  // `git describe --tags --always --dirty`: [TAG-N-g]HASH[-dirty], HASH a commit of this repository
+  // (HEAD when it was built; a later commit does not make it wrong).
+  QString hash = describe;
+  if (hash.endsWith(QStringLiteral("-dirty"))) hash.chop(6);
+  if (const qsizetype g = hash.lastIndexOf(QStringLiteral("-g")); g >= 0) hash = hash.mid(g + 2);
+  ASSERT_GE(hash.size(), 4) << describe.toStdString();
+  const ProgramRun commit = git({QStringLiteral("rev-parse"), QStringLiteral("--verify"), QStringLiteral("--quiet"),
+                                 hash + QStringLiteral("^{commit}")});
+  EXPECT_EQ(commit.exitCode, 0) << "'" << describe.toStdString() << "' names no commit here: " << commit.describe();
 }
 
 TEST(Startup, WindowIconIsGpulabsOwn) {
