@@ -17,16 +17,16 @@ set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "the gpulab authors")
 set(CPACK_DEBIAN_PACKAGE_SECTION graphics)
+# The body under the summary line; CPack indents it and turns the empty line into " .".
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-  "GPU image processing with CPU timings side by side
- gpulab (the Qt 6 desktop application) and gpulab-cli run box blur, Sobel, 2D
- convolution and FFT filtering on the GPU with CUDA, and the same operations on
- the CPU with OpenCV, timing both; a Mandelbrot explorer zooms to any depth and
- a lab measures matrix products, transposes, transfers and reductions.
- .
- The GPU paths need an NVIDIA driver and the CUDA toolkit ${CUDAToolkit_VERSION_MAJOR} (cuFFT, cuBLAS),
- installed from NVIDIA: the toolkit is not a Debian package and is therefore
- not listed in Depends. Without a GPU the CPU paths keep working.")
+  "gpulab (the Qt 6 desktop application) and gpulab-cli run box blur, Sobel, 2D
+convolution and FFT filtering on the GPU with CUDA, and the same operations on
+the CPU with OpenCV, timing both; a Mandelbrot explorer zooms to any depth and
+a lab measures matrix products, transposes, transfers and reductions.
+
+The GPU paths need an NVIDIA driver and the CUDA toolkit ${CUDAToolkit_VERSION_MAJOR} (cuFFT, cuBLAS),
+installed from NVIDIA: the toolkit is not a Debian package and is therefore
+not listed in Depends. Without a GPU the CPU paths keep working.")
 set(GPULAB_DEB_DEPENDS
   "libc6 (>= 2.35)" "libgcc-s1 (>= 4.0)" "libstdc++6 (>= 11)"
   "libopencv-core406 (>= 4.6.0+dfsg)" "libopencv-imgproc406 (>= 4.6.0+dfsg)" libopenblas0 "libmpfr6 (>= 3.1.3)")
