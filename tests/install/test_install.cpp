@@ -22,6 +22,9 @@ using gpulab::test::runProgram;
 class Install : public testing::Test {
  protected:
   void SetUp() override {
+    if (!QFileInfo::exists(QStringLiteral(GPULAB_BINARY_DIR "/cmake_install.cmake")) ||
+        !QFileInfo(QStringLiteral(GPULAB_CMAKE)).isExecutable())
+      GTEST_SKIP() << "the build tree " GPULAB_BINARY_DIR " or cmake is not here (a build packed for another machine)";
     ASSERT_TRUE(prefix_.isValid());
     const ProgramRun run = runProgram(
         QStringLiteral(GPULAB_CMAKE),
@@ -46,8 +49,13 @@ TEST_F(Install, HoldsBothProgramsTheResourcesAndTheDesktopFiles) {
     EXPECT_TRUE(QFileInfo(path(QString::fromLatin1(file))).isFile()) << file;
   EXPECT_FALSE(QFileInfo::exists(path(QStringLiteral("share/gpulab/icons"))))
       << "the icon is compiled in and installed under its freedesktop name";
-  const QImage icon(path(QStringLiteral("share/icons/hicolor/scalable/apps/org.gpulab.gpulab.svg")));
-  EXPECT_EQ(icon.size(), QSize(128, 128)) << "the installed icon is an SVG that Qt reads (libqt6svg6)";
+  const auto contents = [](const QString& file) {
+    QFile f(file);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+  };
+  const QByteArray icon = contents(path(QStringLiteral("share/icons/hicolor/scalable/apps/org.gpulab.gpulab.svg")));
+  EXPECT_TRUE(icon.contains("<svg"));
+  EXPECT_EQ(icon, contents(QStringLiteral(GPULAB_SOURCE_DIR "/resources/icons/gpulab.svg")));
 }
 
 TEST_F(Install, InstalledProgramsRunWithoutADisplay) {
