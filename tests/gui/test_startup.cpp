@@ -45,6 +45,27 @@ TEST(Startup, GuiVersionNeedsNoDisplay) {
   }
 }
 
+TEST(Startup, UsageErrorsNeedNoDisplay) {
+  // One line and exit 2 without a display, as with one (before, Qt aborted first: exit 134).
+  for (const QStringList& arguments :
+       {QStringList{QStringLiteral("--size"), QStringLiteral("huge")}, QStringList{QStringLiteral("--no-such-option")},
+        QStringList{QStringLiteral("a.png"), QStringLiteral("b.png")}}) {
+    SCOPED_TRACE(arguments.join(QLatin1Char(' ')).toStdString());
+    const ProgramRun run = runProgram(kGui, arguments, environmentWithoutDisplay());
+    EXPECT_EQ(run.exitCode, 2) << run.describe();
+    EXPECT_TRUE(run.err.startsWith(QStringLiteral("gpulab: "))) << run.describe();
+    EXPECT_TRUE(run.err.endsWith(QStringLiteral(" (see 'gpulab --help')\n"))) << run.describe();
+    EXPECT_EQ(run.err.count(QLatin1Char('\n')), 1) << run.describe();
+  }
+  // Qt's own options stay Qt's: with -platform the command line is read after Qt took them out.
+  const ProgramRun run = runProgram(
+      kGui,
+      {QStringLiteral("-platform"), QStringLiteral("offscreen"), QStringLiteral("--size"), QStringLiteral("huge")},
+      environmentWithoutDisplay());
+  EXPECT_EQ(run.exitCode, 2) << run.describe();
+  EXPECT_TRUE(run.err.contains(QStringLiteral("gpulab: --size 'huge'"))) << run.describe();
+}
+
 TEST(Startup, CliVersionMatchesTheGui) {
   const ProgramRun run = runProgram(kCli, {QStringLiteral("--version")}, environmentWithoutDisplay());
   ASSERT_EQ(run.exitCode, 0) << run.describe();

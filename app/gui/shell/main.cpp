@@ -32,6 +32,20 @@ int fail(int code, const QString& message) {
   return code;
 }
 
+/// A command line that parseCommandLine refused: one line on stderr, exit code 2.
+int usageError(QString error) {
+  if (error.endsWith(QLatin1Char('.'))) error.chop(1);  // QCommandLineParser ends its sentences with one
+  return fail(2, error + QStringLiteral(" (see 'gpulab --help')"));
+}
+
+/// Whether QApplication can start a window system: a display, or a platform named by
+/// QT_QPA_PLATFORM or -platform. Without one it aborts with Qt's xcb error.
+bool platformAvailable(const QStringList& arguments) {
+  for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+    if (!qEnvironmentVariableIsEmpty(name)) return true;
+  return arguments.contains(QStringLiteral("-platform")) || arguments.contains(QStringLiteral("--platform"));
+}
+
 /// Prints the help or the version when `cli` asks for one; true when it did.
 bool printHelpOrVersion(const gpulab::gui::CommandLine& cli) {
   if (cli.help)
@@ -163,11 +177,15 @@ void zoomBenchmarkWhenReady(gpulab::gui::MainWindow& window, const gpulab::gui::
 
 int main(int argc, char** argv) {
   // --help and --version answer before QApplication exists, so that they work without a display.
-  // Qt's own options (-platform, -style, ...) are unknown here: such command lines are read below.
+  // Qt's own options (-platform, -style, ...) are unknown here: such command lines are read again
+  // below, once QApplication has taken its options out, unless there is no display to start.
   QStringList arguments;
   for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
-  if (const auto early = gpulab::gui::parseCommandLine(arguments); early.error.isEmpty() && printHelpOrVersion(early))
-    return 0;
+  if (const auto early = gpulab::gui::parseCommandLine(arguments); early.error.isEmpty()) {
+    if (printHelpOrVersion(early)) return 0;
+  } else if (!platformAvailable(arguments)) {
+    return usageError(early.error);
+  }
 
   qtHandler = qInstallMessageHandler(quietMessages);  // Qt's own handler when none was installed
   QApplication app(argc, argv);
@@ -179,11 +197,7 @@ int main(int argc, char** argv) {
   gpulab::gui::applyTheme(app);
 
   const gpulab::gui::CommandLine cli = gpulab::gui::parseCommandLine(QApplication::arguments());
-  if (!cli.error.isEmpty()) {
-    QString error = cli.error;
-    if (error.endsWith(QLatin1Char('.'))) error.chop(1);  // QCommandLineParser ends its sentences with one
-    return fail(2, error + QStringLiteral(" (see 'gpulab --help')"));
-  }
+  if (!cli.error.isEmpty()) return usageError(cli.error);
   if (printHelpOrVersion(cli)) return 0;
 
   const bool screenshot = !cli.screenshot.isEmpty();
