@@ -239,17 +239,14 @@ Image Morphology::runCpu(const Image& in, const CpuControl& control) const {
           cv::Mat strip = result.rowRange(a, b);
           run(current.rowRange(a, b), strip, cv::BORDER_CONSTANT, value);
         });
-      } else if (border_->mode == BorderMode::Wrap) {
+      } else {
+        // The other modes pad first: cv::dilate gets an element wider than a tiny image wrong with
+        // reflect101 (a 2x3 image, a 4x4 rectangle), and rejects wrap.
         cv::Mat padded;
-        cv::copyMakeBorder(current, padded, r, r, r, r, cv::BORDER_WRAP);
+        cv::copyMakeBorder(current, padded, r, r, r, r, cvBorder(border_->mode));
         parallelRows(shape.height, [&](int a, int b) {
           cv::Mat strip = result.rowRange(a, b);
           run(padded(cv::Rect(r, r + a, shape.width, b - a)), strip, cv::BORDER_REPLICATE, cv::Scalar());
-        });
-      } else {
-        parallelRows(shape.height, [&](int a, int b) {
-          cv::Mat strip = result.rowRange(a, b);
-          run(current.rowRange(a, b), strip, cvBorder(border_->mode), cv::Scalar());
         });
       }
       current = result;

@@ -21,9 +21,10 @@
 
 namespace gpulab::kernels {
 
-/// OpenCV's RGB -> gray in fixed point (14 fraction bits, rounded).
+/// OpenCV 4's 8-bit RGB -> gray: 0.299, 0.587, 0.114 in 15 fraction bits (9798, 19235, 3735,
+/// summing to 2^15), rounded.
 GPULAB_HD std::uint8_t cannyGray(std::uint8_t r, std::uint8_t g, std::uint8_t b) {
-  return static_cast<std::uint8_t>((r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14);
+  return static_cast<std::uint8_t>((r * 9798 + g * 19235 + b * 3735 + (1 << 14)) >> 15);
 }
 
 /// The pixel's class after non-maximum suppression: 0 none, 1 weak, 2 strong. `m` is its
