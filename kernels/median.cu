@@ -50,6 +50,72 @@ __global__ void __launch_bounds__(kThreads)
   out(x, y) = medianValue<T>(key);
 }
 
+// The histogram path (u8): a block of kHistColumns threads, one output column each, slides down
+// kHistRows output rows. Per thread: 256 fine and 16 coarse 16-bit counts in shared memory, laid
+// out [bin][thread] so that the threads of a warp touch 32 different banks.
+constexpr int kHistColumns = 64;
+constexpr int kHistRows = 64;
+constexpr std::size_t kHistSharedBytes = (256 + 16) * kHistColumns * sizeof(std::uint16_t);
+
+__global__ void __launch_bounds__(kHistColumns)
+    medianHistogramKernel(Plane<const std::uint8_t> in, Plane<std::uint8_t> out, int r, BorderMode mode,
+                          std::uint8_t fill) {
+  extern __shared__ std::uint16_t counts[];
+  std::uint16_t* fine = counts + threadIdx.x;
+  std::uint16_t* coarse = counts + 256 * kHistColumns + threadIdx.x;
+  for (int b = 0; b < 256; ++b) fine[b * kHistColumns] = 0;
+  for (int b = 0; b < 16; ++b) coarse[b * kHistColumns] = 0;
+  const int x = blockIdx.x * kHistColumns + threadIdx.x;
+  const int y0 = blockIdx.y * kHistRows;
+  if (x >= out.width) return;  // no barrier below: each thread's counts are its own
+  const int y1 = y0 + kHistRows < out.height ? y0 + kHistRows : out.height;
+  const int side = 2 * r + 1;
+  const bool interiorX = x - r >= 0 && x + r < in.width;
+  auto update = [&](std::uint8_t v, int delta) {
+    fine[v * kHistColumns] = static_cast<std::uint16_t>(fine[v * kHistColumns] + delta);
+    coarse[(v >> 4) * kHistColumns] = static_cast<std::uint16_t>(coarse[(v >> 4) * kHistColumns] + delta);
+  };
+  auto row = [&](int yy, int delta) {
+    const int yi = borderIndex(yy, in.height, mode);
+    if (yi < 0) {
+      fine[fill * kHistColumns] = static_cast<std::uint16_t>(fine[fill * kHistColumns] + delta * side);
+      coarse[(fill >> 4) * kHistColumns] =
+          static_cast<std::uint16_t>(coarse[(fill >> 4) * kHistColumns] + delta * side);
+      return;
+    }
+    const std::uint8_t* p = in.row(yi);
+    if (interiorX) {
+      for (int dx = -r; dx <= r; ++dx) update(__ldg(p + x + dx), delta);
+    } else {
+      for (int dx = -r; dx <= r; ++dx) {
+        const int xi = borderIndex(x + dx, in.width, mode);
+        update(xi < 0 ? fill : __ldg(p + xi), delta);
+      }
+    }
+  };
+  for (int yy = y0 - r; yy <= y0 + r; ++yy) row(yy, 1);
+  const int rank = side * side / 2;
+  for (int y = y0; y < y1; ++y) {
+    if (y > y0) {
+      row(y - r - 1, -1);
+      row(y + r, 1);
+    }
+    int below = 0, c = 0;
+    for (; c < 15; ++c) {
+      const int n = coarse[c * kHistColumns];
+      if (below + n > rank) break;
+      below += n;
+    }
+    int v = c * 16;
+    for (; v < 255; ++v) {
+      const int n = fine[v * kHistColumns];
+      if (below + n > rank) break;
+      below += n;
+    }
+    out(x, y) = static_cast<std::uint8_t>(v);
+  }
+}
+
 template <class T, int R>
 void launchKernel(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, std::uint32_t fillKey,
                   cudaStream_t stream) {
@@ -68,29 +134,49 @@ void launchKernel(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, 
 // ---------------------------------------------------------------------------------------------
 // Host side
 
+MedianPath resolveMedianPath(MedianPath path, int radius, bool eightBit) {
+  if (path != MedianPath::Auto) return path;
+  if (eightBit && radius >= 2) return MedianPath::Histogram;
+  return radius <= 3 ? MedianPath::Forgetful : MedianPath::Radix;
+}
+
 template <class T>
-void launchMedian(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, cudaStream_t stream) {
+void launchMedian(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, MedianPath path,
+                  cudaStream_t stream) {
   if (radius < 0 || radius > kMaxMedianRadius)
     throw std::invalid_argument("median radius " + std::to_string(radius) + " is not allowed: use 0 to " +
                                 std::to_string(kMaxMedianRadius));
   if (in.width != out.width || in.height != out.height || in.width <= 0 || in.height <= 0)
     throw std::invalid_argument("the median needs input and output planes of one nonempty size");
   if (planesOverlap(in, out)) throw std::invalid_argument("the median cannot run in place");
+  path = resolveMedianPath(path, radius, sizeof(T) == 1);
+  if (path == MedianPath::Forgetful && radius > 3)
+    throw std::invalid_argument("the forgetful median takes sizes up to 7x7, not " + std::to_string(2 * radius + 1) +
+                                "x" + std::to_string(2 * radius + 1) + ": use the radix or histogram path");
+  if (path == MedianPath::Histogram && sizeof(T) != 1)
+    throw std::invalid_argument("the histogram median takes u8 images only: use the forgetful or radix path");
   if (radius == 0) {
     GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.data, out.pitch, in.data, in.pitch, in.width * sizeof(T), in.height,
                                         cudaMemcpyDeviceToDevice, stream));
     return;
   }
+  if constexpr (sizeof(T) == 1) {
+    if (path == MedianPath::Histogram) {
+      const dim3 grid(divUp(out.width, kHistColumns), divUp(out.height, kHistRows));
+      medianHistogramKernel<<<grid, kHistColumns, kHistSharedBytes, stream>>>(in, out, radius, mode, borderValue);
+      GPULAB_CHECK_LAUNCH("medianHistogramKernel");
+      return;
+    }
+  }
   const std::uint32_t fillKey = medianKey(borderValue);
+  if (path == MedianPath::Radix) return launchKernel<T, 0>(in, out, radius, mode, fillKey, stream);
   switch (radius) {
     case 1:
       return launchKernel<T, 1>(in, out, radius, mode, fillKey, stream);
     case 2:
       return launchKernel<T, 2>(in, out, radius, mode, fillKey, stream);
-    case 3:
-      return launchKernel<T, 3>(in, out, radius, mode, fillKey, stream);
     default:
-      return launchKernel<T, 0>(in, out, radius, mode, fillKey, stream);
+      return launchKernel<T, 3>(in, out, radius, mode, fillKey, stream);
   }
 }
 
@@ -98,7 +184,7 @@ void launchMedian(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, 
 // Instantiations
 
 template void launchMedian<std::uint8_t>(Plane<const std::uint8_t>, Plane<std::uint8_t>, int, BorderMode, std::uint8_t,
-                                         cudaStream_t);
-template void launchMedian<float>(Plane<const float>, Plane<float>, int, BorderMode, float, cudaStream_t);
+                                         MedianPath, cudaStream_t);
+template void launchMedian<float>(Plane<const float>, Plane<float>, int, BorderMode, float, MedianPath, cudaStream_t);
 
 }  // namespace gpulab::kernels

@@ -9,10 +9,10 @@
 // --bench` times it), any registered operation by its name with default parameters, and
 // mandel-seahorse / mandel-full (1920x1080, 1000 iterations, f32 and f64; GPU is the optimized
 // kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all cores),
-// medianK, erodeK / dilateK / openK / closeK (a KxK rectangle; -ellipse for the ellipse). --rgb8 WxH
-// runs the image operations on a WxH RGB 8-bit image instead (a photo's shape; no Mandelbrot rows).
-// One-time work (cost model calibration, cuFFT plans, kernel spectra) is done before timing and
-// reported apart (prepare_ms in the JSON). Without a GPU the CPU rows run and the GPU columns say so.
+// medianK (medianK-forgetful / -radix / -histogram: that GPU selection), erodeK / dilateK / openK / closeK (a KxK
+// rectangle; -ellipse for the ellipse). --rgb8 WxH runs the image operations on a WxH RGB 8-bit image instead (a
+// photo's shape; no Mandelbrot rows). One-time work (cost model calibration, cuFFT plans, kernel spectra) is done
+// before timing and reported apart (prepare_ms in the JSON). Without a GPU the CPU rows run and the GPU columns say so.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -43,7 +43,8 @@ constexpr const char* kAllOps =
     "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
     "conv63-auto,fft-lowpass,mandel-seahorse,mandel-full";
 constexpr const char* kOpForms =
-    "boxK (odd K), sobel, convK, convK-fft, convK-auto, fft-lowpass, mandel-seahorse, mandel-full, medianK (odd K), "
+    "boxK (odd K), sobel, convK, convK-fft, convK-auto, fft-lowpass, mandel-seahorse, mandel-full, medianK(-select) "
+    "(odd K), "
     "erodeK / dilateK / openK / closeK (-ellipse) or a registered operation";
 
 struct BenchArgs {
@@ -116,10 +117,13 @@ BenchOp parseOp(const std::string& name) {
     }
   }
   if (name.rfind("median", 0) == 0) {
-    const int window = sideIn(name, 6, std::string::npos);
+    // "medianK" or "medianK-SELECT" (forgetful, radix, histogram): the GPU's selection.
+    const std::size_t dash = name.find('-');
+    const int window = sideIn(name, 6, dash);
     if (window >= 1 && window % 2 == 1) {
       op.operation = "median";
       op.values["size"] = std::to_string(window);
+      if (dash != std::string::npos) op.values["select"] = name.substr(dash + 1);
       op.exact = true;
       return op;
     }

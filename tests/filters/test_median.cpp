@@ -183,6 +183,21 @@ TEST(MedianApi, SaysWhichCpuBaselineRan) {
   EXPECT_EQ(large.methodUsed(Side::Cpu), "medianBlur");
 }
 
+TEST(MedianApi, SelectionsAndWhatTheyTake) {
+  Median m(9);
+  EXPECT_THROW(m.setSelect(MedianSelect::Forgetful), std::invalid_argument);
+  m.setSelect(MedianSelect::Histogram);
+  EXPECT_THROW(m.outputShape({8, 8, 1, PixelType::F32}), std::invalid_argument);
+  EXPECT_NO_THROW(m.outputShape({8, 8, 3, PixelType::U8}));
+  EXPECT_EQ(m.params().at("select"), "histogram");
+  EXPECT_THROW(findOperation("median").make({{"select", "forgetful"}, {"size", "9"}}), std::invalid_argument);
+  EXPECT_THROW(findOperation("median").make({{"select", "bucket"}}), std::invalid_argument);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 1, true), kernels::MedianPath::Forgetful);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 2, true), kernels::MedianPath::Histogram);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, false), kernels::MedianPath::Forgetful);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 4, false), kernels::MedianPath::Radix);
+}
+
 TEST(MedianApi, CpuRunReportsProgressAndCanBeCancelled) {
   for (PixelType type : {PixelType::U8, PixelType::F32}) {
     const std::vector<double> seen = test::cpuProgressAndCancel(Median(9), test::filterTestImage(30, 20, 3, type, 5));
@@ -236,5 +251,34 @@ TEST(MedianGpu, SpecialFloatsKeepTheirOrder) {
   for (int size : {3, 7, 9}) {
     Median op(size);
     EXPECT_TRUE(identical(op.runReference(img), test::runOnGpu(op, img))) << size;
+  }
+}
+
+TEST(MedianGpu, EverySelectionAgreesWithTheReference) {
+  GPULAB_REQUIRE_GPU();
+  for (auto [mode, nonzero] : test::tableBorders())
+    for (PixelType type : {PixelType::U8, PixelType::F32})
+      for (int size : {3, 5, 7, 9, 15, 31}) {
+        const MedianCase c{{97, 45, mode, nonzero, type, type == PixelType::U8 ? 4 : 1}, size};
+        const Image& expected = c.op().runReference(c.input());
+        for (MedianSelect select : {MedianSelect::Forgetful, MedianSelect::Radix, MedianSelect::Histogram}) {
+          if ((select == MedianSelect::Forgetful && size > 7) ||
+              (select == MedianSelect::Histogram && type != PixelType::U8))
+            continue;
+          Median op = c.op();
+          op.setSelect(select);
+          EXPECT_TRUE(identical(expected, test::runOnGpu(op, c.input()))) << c.name() << " " << toString(select);
+        }
+      }
+}
+
+TEST(MedianGpu, HistogramStripsOnAPhotoShapedImage) {
+  GPULAB_REQUIRE_GPU();
+  // Taller and wider than many 64x64 strips, odd sizes; against OpenCV (exact).
+  const Image in = test::filterTestImage(1283, 611, 3, PixelType::U8, 21);
+  for (int size : {5, 15, 63}) {
+    Median op(size);
+    op.setSelect(MedianSelect::Histogram);
+    EXPECT_TRUE(identical(op.runCpu(in), test::runOnGpu(op, in))) << size;
   }
 }

@@ -22,6 +22,9 @@ using namespace cv_interop;
 namespace {
 
 static_assert(kMaxMedianSize / 2 == kernels::kMaxMedianRadius);
+static_assert(static_cast<int>(MedianSelect::Histogram) == static_cast<int>(kernels::MedianPath::Histogram));
+
+kernels::MedianPath toKernel(MedianSelect select) { return static_cast<kernels::MedianPath>(select); }
 
 template <class T>
 std::uint32_t keyOf(T v) {
@@ -87,13 +90,19 @@ OperationInfo medianInfo() {
   info.title = "Median";
   info.summary = "the median of a size x size window (exact)";
   const ParamInfo size = ParamInfo::integer("size", "odd window side, 1 to 63", 1, kMaxMedianSize, "5");
+  const ParamInfo select =
+      ParamInfo::choice("select", "GPU selection: auto (default) | forgetful (up to 7x7) | radix | histogram (u8)",
+                        enumNameList<MedianSelect>(), "auto");
   info.params = {size};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
   info.params[1].defaultValue = "replicate";  // as cv::medianBlur
-  info.make = [size](const ParamValues& values) -> std::unique_ptr<Operation> {
+  info.params.push_back(select);
+  info.make = [size, select](const ParamValues& values) -> std::unique_ptr<Operation> {
     ParamValues withBorder = values;
     withBorder.try_emplace("border", "replicate");
-    return std::make_unique<Median>(intParam(values, size), borderFromParams(withBorder));
+    auto median = std::make_unique<Median>(intParam(values, size), borderFromParams(withBorder));
+    median->setSelect(parseEnumOrThrow<MedianSelect>(choiceParam(values, select)));
+    return median;
   };
   return info;
 }
@@ -103,7 +112,7 @@ std::string Median::describe() const {
 }
 
 ParamValues Median::params() const {
-  ParamValues values{{"size", std::to_string(size_)}};
+  ParamValues values{{"size", std::to_string(size_)}, {"select", std::string(toString(select_))}};
   addBorderParams(values, border_);
   return values;
 }
@@ -117,6 +126,7 @@ std::string Median::methodNote(Side side) const {
   const std::string used = methodUsed(side);
   if (used == "forgetful") return "GPU forgetful selection (min/max network in registers)";
   if (used == "radix") return "GPU bitwise radix selection over a shared-memory tile";
+  if (used == "histogram") return "GPU sliding two-level histogram per column strip";
   if (used == "medianBlur") return "cv::medianBlur on " + std::to_string(cpuThreads()) + " threads";
   if (used == "nth_element")
     return "gpulab's std::nth_element baseline on " + std::to_string(cpuThreads()) +
@@ -124,8 +134,18 @@ std::string Median::methodNote(Side side) const {
   return {};
 }
 
+void Median::setSelect(MedianSelect select) {
+  if (select == MedianSelect::Forgetful && size_ > 7)
+    throw std::invalid_argument("the forgetful selection takes sizes up to 7, not " + std::to_string(size_) +
+                                ": use auto, radix or histogram");
+  select_ = select;
+}
+
 ImageShape Median::outputShape(const ImageShape& in) const {
   planewise::checkU8OrF32(in, "the median");
+  if (select_ == MedianSelect::Histogram && in.type != PixelType::U8)
+    throw std::invalid_argument("the histogram median takes u8 images, not " + std::string(toString(in.type)) +
+                                ": use select auto, forgetful or radix");
   return in;
 }
 
@@ -141,10 +161,13 @@ void Median::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
         planewise::copyPlaneAsync(in, out, c, gpu.stream());
       else
         kernels::launchMedian<T>(planeOf<T>(in, c), planeOf<T>(out, c), size_ / 2, toKernel(border_.mode), fill,
-                                 gpu.stream());
+                                 toKernel(select_), gpu.stream());
     }
   });
-  gpuUsed_ = size_ == 1 ? "copy" : size_ <= 7 ? "forgetful" : "radix";
+  static constexpr const char* kNames[] = {"auto", "forgetful", "radix", "histogram"};
+  gpuUsed_ = size_ == 1 ? "copy"
+                        : kNames[static_cast<int>(
+                              kernels::resolveMedianPath(toKernel(select_), size_ / 2, shape.type == PixelType::U8))];
 }
 
 Image Median::runCpu(const Image& in, const CpuControl& control) const {

@@ -10,8 +10,9 @@
 //
 // Types: u8 and f32 with 1..4 channels, per channel; u8 RGBA's alpha passes through. GPU, CPU
 // and reference agree exactly.
-// GPU: 3x3, 5x5 and 7x7 by forgetful selection (min/max networks in registers), larger windows by
-// bitwise radix selection over a shared-memory tile (8 count passes for u8, 32 for f32).
+// GPU (MedianSelect, auto by default): u8 from 5x5 a sliding two-level histogram per column strip
+// (O(size) work per pixel); otherwise forgetful selection (min/max networks in registers) up to 7x7
+// and bitwise radix selection over a shared-memory tile beyond (8 count passes for u8, 32 for f32).
 // CPU baseline, on all cores (row strips of an image padded by the border first):
 //   u8, any size, and f32 3x3 / 5x5: cv::medianBlur (what a user would call; for u8 above 5x5 it
 //     is OpenCV's histogram method);
@@ -28,6 +29,10 @@ namespace gpulab {
 
 inline constexpr int kMaxMedianSize = 63;
 
+/// The GPU's selection (see above); every one exact. Forgetful takes sizes up to 7, histogram u8.
+enum class MedianSelect { Auto, Forgetful, Radix, Histogram };
+constexpr EnumText enumText(MedianSelect) { return {"median selection", "auto|forgetful|radix|histogram"}; }
+
 class Median final : public Operation {
  public:
   /// size odd in [1, kMaxMedianSize]; std::invalid_argument with one sentence otherwise.
@@ -35,12 +40,15 @@ class Median final : public Operation {
 
   int size() const noexcept { return size_; }
   const Border& border() const noexcept { return border_; }
+  /// std::invalid_argument for forgetful above 7x7.
+  void setSelect(MedianSelect select);
+  MedianSelect select() const noexcept { return select_; }
 
   std::string name() const override { return "median"; }
   std::string describe() const override;
   ParamValues params() const override;
-  /// "auto": the method follows the size and type. methodUsed: on the GPU "forgetful" or "radix"
-  /// ("copy" for 1x1), on the CPU "medianBlur" (OpenCV) or "nth_element" (gpulab's f32 baseline
+  /// "auto": the method follows the size and type. methodUsed: on the GPU "forgetful", "radix" or
+  /// "histogram" ("copy" for 1x1), on the CPU "medianBlur" (OpenCV) or "nth_element" (gpulab's f32 baseline
   /// from 7x7), once a run on that side has happened; methodNote says it in words.
   std::string method() const override { return "auto"; }
   std::string methodUsed(Side side) const override;
@@ -56,12 +64,13 @@ class Median final : public Operation {
  private:
   int size_;
   Border border_;
+  MedianSelect select_ = MedianSelect::Auto;
   mutable std::string cpuUsed_;
   std::string gpuUsed_;
 };
 
 struct OperationInfo;
-/// Median as the registry lists it: size, border (default replicate), border-value.
+/// Median as the registry lists it: size, border (default replicate), border-value, select.
 OperationInfo medianInfo();
 
 }  // namespace gpulab

@@ -112,9 +112,23 @@ GPULAB_HD std::uint32_t radixMedian(const std::uint32_t* window, int stride, int
   return prefix;
 }
 
+/// How the GPU selects. Auto: u8 from 5x5 the histogram, else forgetful up to 7x7 and radix beyond.
+///   Forgetful  min/max network in registers, 3x3 to 7x7, any type;
+///   Radix      bitwise radix selection over a shared-memory tile, any size and type;
+///   Histogram  u8 only: each thread slides down a strip of one column keeping a two-level
+///              histogram (256 fine and 16 coarse bins in shared memory) of its window; a row
+///              step adds the entering row and removes the leaving one (2 (2r + 1) updates) and the
+///              median is found in at most 16 + 16 bin reads: O(r) per pixel, not O(r^2).
+enum class MedianPath : int { Auto = 0, Forgetful = 1, Radix = 2, Histogram = 3 };
+
+/// The path Auto takes for `radius` on u8 (`eightBit`) or float planes.
+MedianPath resolveMedianPath(MedianPath path, int radius, bool eightBit);
+
 /// out = the median filter of `in` with radius 0..kMaxMedianRadius (0 copies). Planes of one size,
-/// out distinct from in. `borderValue` is used by Constant only. Asynchronous on `stream`.
+/// out distinct from in. `borderValue` is used by Constant only. std::invalid_argument for a path
+/// that cannot take the radius or type. Asynchronous on `stream`.
 template <class T>
-void launchMedian(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, cudaStream_t stream);
+void launchMedian(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, MedianPath path,
+                  cudaStream_t stream);
 
 }  // namespace gpulab::kernels
