@@ -53,14 +53,12 @@ int level(double threshold, bool l2) {
 
 }  // namespace
 
-Canny::Canny(double low, double high, CannyGradient gradient) : low_(low), high_(high), gradient_(gradient) {
+Canny::Canny(double low, double high, CannyGradient gradient)
+    : low_(std::min(low, high)), high_(std::max(low, high)), gradient_(gradient) {
   for (double t : {low, high})
     if (!std::isfinite(t) || t < 0 || t > kMaxCannyThreshold)
       throw std::invalid_argument("Canny threshold " + std::to_string(t) + " is not allowed: use 0 to " +
                                   std::to_string(static_cast<int>(kMaxCannyThreshold)));
-  if (low > high)
-    throw std::invalid_argument("the Canny low threshold " + std::to_string(low) + " is above the high one " +
-                                std::to_string(high) + ": give low <= high");
   if (gradient != CannyGradient::L1 && gradient != CannyGradient::L2)
     throw std::invalid_argument("unknown Canny gradient");
 }

@@ -31,7 +31,8 @@ inline constexpr double kMaxCannyThreshold = 100000.0;
 
 class Canny final : public Operation {
  public:
-  /// 0 <= low <= high <= kMaxCannyThreshold; std::invalid_argument with one sentence otherwise.
+  /// Thresholds in [0, kMaxCannyThreshold] (std::invalid_argument with one sentence otherwise); a
+  /// low above high is swapped, as cv::Canny does (two independent sliders may cross).
   Canny(double low, double high, CannyGradient gradient = CannyGradient::L1);
   ~Canny() override;
   Canny(Canny&&) noexcept;
