@@ -136,7 +136,9 @@ void launchKernel(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, 
 
 MedianPath resolveMedianPath(MedianPath path, int radius, bool eightBit) {
   if (path != MedianPath::Auto) return path;
-  if (eightBit && radius >= 2) return MedianPath::Histogram;
+  // Measured on an H100 (6000x4000 RGB u8): 5x5 forgetful 1.68 ms, histogram 4.04; 7x7 forgetful
+  // 5.56 ms, histogram 4.65; 15x15 radix 25.7 ms, histogram 6.75.
+  if (eightBit && radius >= 3) return MedianPath::Histogram;
   return radius <= 3 ? MedianPath::Forgetful : MedianPath::Radix;
 }
 

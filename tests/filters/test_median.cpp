@@ -193,7 +193,8 @@ TEST(MedianApi, SelectionsAndWhatTheyTake) {
   EXPECT_THROW(findOperation("median").make({{"select", "forgetful"}, {"size", "9"}}), std::invalid_argument);
   EXPECT_THROW(findOperation("median").make({{"select", "bucket"}}), std::invalid_argument);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 1, true), kernels::MedianPath::Forgetful);
-  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 2, true), kernels::MedianPath::Histogram);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 2, true), kernels::MedianPath::Forgetful);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, true), kernels::MedianPath::Histogram);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, false), kernels::MedianPath::Forgetful);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 4, false), kernels::MedianPath::Radix);
 }

@@ -10,7 +10,7 @@
 //
 // Types: u8 and f32 with 1..4 channels, per channel; u8 RGBA's alpha passes through. GPU, CPU
 // and reference agree exactly.
-// GPU (MedianSelect, auto by default): u8 from 5x5 a sliding two-level histogram per column strip
+// GPU (MedianSelect, auto by default): u8 from 7x7 a sliding two-level histogram per column strip
 // (O(size) work per pixel); otherwise forgetful selection (min/max networks in registers) up to 7x7
 // and bitwise radix selection over a shared-memory tile beyond (8 count passes for u8, 32 for f32).
 // CPU baseline, on all cores (row strips of an image padded by the border first):

@@ -112,7 +112,7 @@ GPULAB_HD std::uint32_t radixMedian(const std::uint32_t* window, int stride, int
   return prefix;
 }
 
-/// How the GPU selects. Auto: u8 from 5x5 the histogram, else forgetful up to 7x7 and radix beyond.
+/// How the GPU selects. Auto: u8 from 7x7 the histogram, else forgetful up to 7x7 and radix beyond.
 ///   Forgetful  min/max network in registers, 3x3 to 7x7, any type;
 ///   Radix      bitwise radix selection over a shared-memory tile, any size and type;
 ///   Histogram  u8 only: each thread slides down a strip of one column keeping a two-level
