@@ -8,9 +8,11 @@
 // the table says what it took on the GPU and on the CPU), fft-lowpass (the FFT low-pass as `fft
 // --bench` times it), any registered operation by its name with default parameters, and
 // mandel-seahorse / mandel-full (1920x1080, 1000 iterations, f32 and f64; GPU is the optimized
-// kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all cores).
-// One-time work (cost model calibration, cuFFT plans, kernel spectra) is done before timing and
-// reported apart (prepare_ms in the JSON). Without a GPU the CPU rows run and the GPU columns say so.
+// kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all cores),
+// medianK (medianK-forgetful / -radix / -histogram: that GPU selection), erodeK / dilateK / openK / closeK (a KxK
+// rectangle; -ellipse for the ellipse). --rgb8 WxH runs the image operations on a WxH RGB 8-bit image instead (a
+// photo's shape; no Mandelbrot rows). One-time work (cost model calibration, cuFFT plans, kernel spectra) is done
+// before timing and reported apart (prepare_ms in the JSON). Without a GPU the CPU rows run and the GPU columns say so.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,8 +43,9 @@ constexpr const char* kAllOps =
     "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
     "conv63-auto,fft-lowpass,mandel-seahorse,mandel-full";
 constexpr const char* kOpForms =
-    "boxK (odd K), sobel, convK, convK-fft, convK-auto, fft-lowpass, mandel-seahorse, mandel-full or a registered "
-    "operation";
+    "boxK (odd K), sobel, convK, convK-fft, convK-auto, fft-lowpass, mandel-seahorse, mandel-full, medianK(-select) "
+    "(odd K), "
+    "erodeK / dilateK / openK / closeK (-ellipse) or a registered operation";
 
 struct BenchArgs {
   int size = 4096;
@@ -51,6 +54,7 @@ struct BenchArgs {
   std::string json;
   bool noCpu = false;
   std::string boxPath = "auto";
+  std::string rgb8;  ///< "WxH": an RGB u8 image of that size instead of NxN f32
 };
 
 struct BenchOp {
@@ -60,6 +64,7 @@ struct BenchOp {
   bool lowpass = false;
   std::optional<MandelbrotView> mandelbrot;
   double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
+  bool exact = false;    ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
 };
 
 FftFilterSpec lowpassSpec() {
@@ -111,6 +116,30 @@ BenchOp parseOp(const std::string& name) {
       return op;
     }
   }
+  if (name.rfind("median", 0) == 0) {
+    // "medianK" or "medianK-SELECT" (forgetful, radix, histogram): the GPU's selection.
+    const std::size_t dash = name.find('-');
+    const int window = sideIn(name, 6, dash);
+    if (window >= 1 && window % 2 == 1) {
+      op.operation = "median";
+      op.values["size"] = std::to_string(window);
+      if (dash != std::string::npos) op.values["select"] = name.substr(dash + 1);
+      op.exact = true;
+      return op;
+    }
+  }
+  for (const std::string morph : {"erode", "dilate", "open", "close"}) {
+    if (name.rfind(morph, 0) != 0) continue;
+    const bool ellipse = name.size() > 8 && name.compare(name.size() - 8, 8, "-ellipse") == 0;
+    const int side = sideIn(name, morph.size(), ellipse ? name.size() - 8 : std::string::npos);
+    if (side >= 1) {
+      op.operation = "morph";
+      op.values = {{"morph", morph}, {"size", std::to_string(side)}, {"shape", ellipse ? "ellipse" : "rect"}};
+      op.exact = true;
+      return op;
+    }
+  }
+  if (name == "canny") op.exact = true;
   if (name.rfind("conv", 0) == 0) {
     const std::size_t dash = name.find('-');
     // "convK" is the direct method; "convK-fft" and "convK-auto" the others ("convK-direct" is not a name).
@@ -151,6 +180,24 @@ Image randomImage(int size) {
   std::uniform_real_distribution<float> d(0.f, 1.f);
   for (float& v : img.samples<float>()) v = d(rng);
   return img;
+}
+
+/// A width x height RGB u8 image of seeded uniform noise: a photo's shape and type.
+Image randomRgb8(int width, int height) {
+  Image img(width, height, 3, PixelType::U8);
+  std::mt19937 rng(20261126);
+  for (std::uint8_t& v : img.samples<std::uint8_t>()) v = static_cast<std::uint8_t>(rng() >> 24);
+  return img;
+}
+
+/// "6000x4000" -> {6000, 4000}; UsageError otherwise.
+std::pair<int, int> parseSize(const std::string& text) {
+  const std::size_t x = text.find('x');
+  const int w = x == std::string::npos ? -1 : sideIn(text, 0, x);
+  const int h = x == std::string::npos ? -1 : sideIn(text, x + 1, std::string::npos);
+  if (w < 16 || h < 16 || static_cast<long long>(w) * h > 16384LL * 16384)
+    throw UsageError("--rgb8 '" + text + "' is not a size: give WxH from 16x16, e.g. 6000x4000");
+  return {w, h};
 }
 
 void printHeader() {
@@ -235,7 +282,10 @@ void run(const BenchArgs& a) {
   if (ops.empty()) throw UsageError("--ops is empty: name at least one of " + std::string(kAllOps));
 
   const int n = a.size;
-  const Image img = randomImage(n);
+  const bool rgb8 = !a.rgb8.empty();
+  const auto [photoWidth, photoHeight] = rgb8 ? parseSize(a.rgb8) : std::pair{n, n};
+  const Image img = rgb8 ? randomRgb8(photoWidth, photoHeight) : randomImage(n);
+  const std::string imageText = img.describe();
   const bool gpuRun = cudaAvailable();
   const MeasurePolicy policy = MeasurePolicy::benchmark(a.reps);
   if (!gpuRun && a.noCpu) throw UsageError("--no-cpu leaves nothing to run on a machine without a GPU");
@@ -247,25 +297,34 @@ void run(const BenchArgs& a) {
     device = queryDevices().devices.at(static_cast<std::size_t>(gpu->device()));
     ceiling = deviceCopyCeiling();
     std::printf(
-        "device: %s (%d SMs, compute %s); image %dx%d f32; GPU: median of %d after %d warm-up runs; CPU "
+        "device: %s (%d SMs, compute %s); image %s; GPU: median of %d after %d warm-up runs; CPU "
         "(OpenCV, %d threads): median of up to %d after %d (fewer for runs over %.1f s)\n",
-        device->name.c_str(), device->multiprocessors, device->computeCapability().c_str(), n, n, policy.gpuReps,
-        policy.gpuWarmup, cpuThreads(), policy.cpuReps, policy.cpuWarmup, policy.cpuBudgetMs / policy.cpuReps / 1000);
+        device->name.c_str(), device->multiprocessors, device->computeCapability().c_str(), imageText.c_str(),
+        policy.gpuReps, policy.gpuWarmup, cpuThreads(), policy.cpuReps, policy.cpuWarmup,
+        policy.cpuBudgetMs / policy.cpuReps / 1000);
     std::printf("DRAM copy ceiling: %.0f GB/s (read + write; %s)\n", ceiling->gbps, ceiling->how().c_str());
   } else {
     std::printf(
-        "no GPU (%s): the CPU rows run, the GPU rows are skipped; image %dx%d f32; CPU (OpenCV, %d threads): median "
+        "no GPU (%s): the CPU rows run, the GPU rows are skipped; image %s; CPU (OpenCV, %d threads): median "
         "of up to %d after %d (fewer for runs over %.1f s)\n",
-        queryDevices().status.c_str(), n, n, cpuThreads(), policy.cpuReps, policy.cpuWarmup,
+        queryDevices().status.c_str(), imageText.c_str(), cpuThreads(), policy.cpuReps, policy.cpuWarmup,
         policy.cpuBudgetMs / policy.cpuReps / 1000);
   }
   nlohmann::json report = jsonReport(device, ceiling);
-  report["image"] = {{"width", n}, {"height", n}, {"channels", 1}, {"dtype", "f32"}};
+  report["image"] = {{"width", img.width()},
+                     {"height", img.height()},
+                     {"channels", img.channels()},
+                     {"dtype", std::string(toString(img.type()))}};
 
   printHeader();
   std::vector<std::string> mismatches;
   MandelbrotRenderer mandelbrotRenderer;
   for (BenchOp& op : ops) {
+    if (op.mandelbrot && rgb8) {
+      std::printf("%-20s skipped: the Mandelbrot rows render their own 1920x1080 frames (no --rgb8)\n",
+                  op.name.c_str());
+      continue;
+    }
     if (op.mandelbrot) {
       benchMandelbrot(op, gpu.get(), mandelbrotRenderer, a, report);
       continue;
@@ -279,6 +338,7 @@ void run(const BenchArgs& a) {
         if (info.param("path") != nullptr) op.values["path"] = a.boxPath;
         operation = info.make(op.values);
       }
+      (void)operation->outputShape(shapeOf(img));  // Canny takes u8 only: its f32 row is skipped
     } catch (const std::invalid_argument& e) {
       std::printf("%-20s skipped: %s\n", op.name.c_str(), e.what());
       continue;
@@ -293,7 +353,8 @@ void run(const BenchArgs& a) {
 
     std::string check = m.gpu ? "not checked" : "-";
     if (m.maxAbsDiff) {
-      const double tolerance = 1e-4 * op.weightSum;  // inputs in [0, 1)
+      // f32 inputs in [0, 1): 1e-4 per unit of weight; u8: within 1 (rounding); exact ops: none.
+      const double tolerance = op.exact ? 0.0 : rgb8 ? 1.0 : 1e-4 * op.weightSum;
       char text[48];
       std::snprintf(text, sizeof text, "%.2g%s", *m.maxAbsDiff, *m.maxAbsDiff <= tolerance ? "" : " FAIL");
       check = text;
@@ -329,6 +390,7 @@ void registerBench(CLI::App& app) {
   cmd->add_option("--json", a->json, "Also write the results as JSON to FILE");
   cmd->add_flag("--no-cpu", a->noCpu, "Skip the CPU baselines (and the check against them)");
   cmd->add_option("--box-path", a->boxPath, "GPU box blur path: auto (default) | ring | stream | sat");
+  cmd->add_option("--rgb8", a->rgb8, "Run on a WxH RGB 8-bit image (e.g. 6000x4000) instead of NxN f32");
   cmd->callback([a] { run(*a); });
 }
 

@@ -7,17 +7,21 @@
 #include <stdexcept>
 
 #include "gpulab/filters/box_blur.hpp"
+#include "gpulab/filters/canny.hpp"
 #include "gpulab/filters/conv_method.hpp"
+#include "gpulab/filters/gaussian.hpp"
+#include "gpulab/filters/median.hpp"
+#include "gpulab/filters/morphology.hpp"
 #include "gpulab/filters/sobel.hpp"
+#include "gpulab/filters/unsharp.hpp"
 
 namespace gpulab {
 
 const std::vector<OperationInfo>& imageOperations() {
   // One line per operation: a new filter adds its own here and appears in every front end.
   static const std::vector<OperationInfo> operations = {
-      boxBlurInfo(),
-      sobelInfo(),
-      convolutionInfo(),
+      boxBlurInfo(), sobelInfo(),   convolutionInfo(), gaussianInfo(),
+      medianInfo(),  unsharpInfo(), morphologyInfo(),  cannyInfo(),
   };
   return operations;
 }
