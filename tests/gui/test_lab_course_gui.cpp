@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QFile>
 #include <QListWidget>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTemporaryDir>
 
 #include "lab/course_panels.hpp"
 #include "lab/custom_kernel_panel.hpp"
@@ -57,7 +59,12 @@ void screenshot(QWidget& widget, const char* name) {
 
 class LabCourseGui : public ::testing::Test {
  protected:
-  void SetUp() override { app(); }
+  void SetUp() override {
+    app();
+    // Compiled kernels go to a private cache, never a person's ~/.cache.
+    static QTemporaryDir kernelCache;
+    qputenv("GPULAB_KERNEL_CACHE", QFile::encodeName(kernelCache.path()));
+  }
 };
 
 }  // namespace
@@ -200,6 +207,8 @@ TEST_F(LabCourseGui, PoolAndTimingPages) {
     EXPECT_TRUE(pool.statusText().contains(QStringLiteral("needs a CUDA device"))) << pool.statusText().toStdString();
     EXPECT_TRUE(timing.lastRunFailed());
     EXPECT_TRUE(timing.statusText().contains(QStringLiteral("needs a CUDA device")));
+    screenshot(pool, "lab-pool-no-gpu");
+    screenshot(timing, "lab-timing-no-gpu");
     return;
   }
   EXPECT_FALSE(pool.lastRunFailed()) << pool.statusText().toStdString();

@@ -468,6 +468,7 @@ TEST(CustomKernelGpu, LinspaceInputsAreWhatTheKernelSees) {
   r.inputs = {parseInputSpec("x=linspace:0:1")};
   r.size = 5;
   r.reps = 1;
+  r.useDiskCache = false;
   const KernelRun run = lab.runElementwise(r);
   EXPECT_TRUE(run.passed);
   EXPECT_EQ(run.checks.at(0).maxAbsError, 0);
