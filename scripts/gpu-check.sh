@@ -61,6 +61,9 @@ if [[ $steps == *bench* ]]; then
     $cli lab transpose --sizes 8192 --reps 20
     $cli lab transfer --json "$logs/bench/transfer.json"
     $cli lab elementwise --sizes 1M,4M,16M,256M --impl gpu
+    $cli lab custom --expr "y = sin(x)*2 + sqrt(abs(x))" --size 16M --reps 20 --no-disk-cache
+    $cli lab pool --reps 2
+    $cli lab timing
   } > "$out/bench.txt" 2>&1
   cat "$out/bench.txt"
 fi

@@ -20,6 +20,7 @@
 #include "gpulab/lab/lab.hpp"
 #include "gpulab/lab/matmul.hpp"
 #include "gpulab/lab/transfer.hpp"
+#include "lab_course.hpp"
 
 namespace gpulab::cli {
 
@@ -302,11 +303,17 @@ void run(const LabOptions& o) {
 
 void registerLab(CLI::App& app) {
   auto options = std::make_shared<LabOptions>();
-  auto* cmd = app.add_subcommand(
-      "lab", "GPU-computing lab: matrix product, transpose, transfers, elementwise and reductions, CPU against GPU");
-  cmd->add_option("experiment", options->experiment, "matmul, transpose, transfer, elementwise or reduce")
+  auto* cmd = app.add_subcommand("lab",
+                                 "GPU-computing lab: matrix product, transpose, transfers, elementwise and reductions, "
+                                 "CPU against GPU; custom kernels, memory pools and timing pitfalls");
+  std::vector<std::string> experiments = enumNameList<lab::Experiment>();
+  experiments.insert(experiments.end(), courseLabNames().begin(), courseLabNames().end());
+  cmd->add_option("experiment", options->experiment,
+                  "matmul, transpose, transfer, elementwise or reduce (size sweeps); custom (kernels compiled at "
+                  "run time with NVRTC), pool (cudaMalloc against the memory pool), timing (timing pitfalls and the "
+                  "cold start)")
       ->required()
-      ->check(CLI::IsMember({"matmul", "transpose", "transfer", "elementwise", "reduce"}));
+      ->check(CLI::IsMember(experiments));
   cmd->add_option("--sizes", options->sizes,
                   "Sweep points: 32,64,100 or 32..4096 (doubling); 64K, 1M, 1G; matmul MxNxK, transpose RxC. "
                   "Transfer sizes are bytes, elementwise/reduce elements. Default: matmul 32..4096, "
@@ -331,7 +338,15 @@ void registerLab(CLI::App& app) {
   cmd->add_option("--warmup", options->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
   cmd->add_option("--iterations", options->iterations, "transfer pattern: compute steps")->check(CLI::Range(1, 100000));
   cmd->add_option("--json", options->jsonPath, "Write the records and crossovers as JSON to this file");
-  cmd->callback([options] { run(*options); });
+  auto course = addCourseLabOptions(*cmd);
+  cmd->callback([options, cmd, course] {
+    const auto& names = courseLabNames();
+    if (std::find(names.begin(), names.end(), options->experiment) == names.end()) return run(*options);
+    course(options->experiment, {.dtype = cmd->count("--dtype") ? options->dtype : std::string(),
+                                 .reps = cmd->count("--reps") ? options->reps : 0,
+                                 .warmup = options->warmup,
+                                 .jsonPath = options->jsonPath});
+  });
 }
 
 }  // namespace gpulab::cli

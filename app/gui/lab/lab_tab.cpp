@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <functional>
@@ -23,6 +24,8 @@
 #include <utility>
 
 #include "gpulab/lab/lab.hpp"
+#include "lab/course_panels.hpp"
+#include "lab/custom_kernel_panel.hpp"
 #include "lab/lab_plot.hpp"
 #include "widgets/control_builders.hpp"
 
@@ -228,9 +231,15 @@ void LabTab::buildUi() {
   split->addWidget(controls);
   split->addWidget(results);
   split->setStretchFactor(1, 1);
+  // The sweeps, then the single experiments of the course (custom kernels, memory pool, timing).
+  auto* pages = named(new QTabWidget, "labPages");
+  pages->addTab(split, tr("Sweeps"));
+  pages->addTab(named(new CustomKernelPanel(services_), "labCustomKernel"), tr("Custom kernel"));
+  pages->addTab(named(new PoolPanel(services_), "labPool"), tr("Memory pool"));
+  pages->addTab(named(new TimingPanel(services_), "labTiming"), tr("Timing pitfalls"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(split);
+  layout->addWidget(pages);
 
   connect(experiment_, &QComboBox::currentIndexChanged, this, &LabTab::experimentChanged);
   connect(run_, &QPushButton::clicked, this, &LabTab::run);
