@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "gpulab/filters/auto_levels.hpp"
 #include "gpulab/filters/box_blur.hpp"
 #include "gpulab/filters/conv_method.hpp"
 #include "gpulab/filters/sobel.hpp"
@@ -18,6 +19,7 @@ const std::vector<OperationInfo>& imageOperations() {
       boxBlurInfo(),
       sobelInfo(),
       convolutionInfo(),
+      autoLevelsInfo(),
   };
   return operations;
 }
