@@ -561,6 +561,7 @@ void FiltersTab::requestAnalysis(bool photoToo) {
   request.photo = photoToo || histogram_->photoPlot().empty();
   if (run_ && run_->generation == request.generation) request.result = showsGpuResult() ? run_->gpu : run_->cpu;
   request.line = view_->profileLine();
+  request.cpuBaseline = !(run_ && run_->preview);
   const std::shared_ptr<AnalysisWorkerState> state = analysisState_;
   analysisPending_ = false;
   analysis_.request([this, state, request](quint64 ticket) {

@@ -117,7 +117,7 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
 namespace {
 
 ImageAnalysis analyseImage(AnalysisWorkerState& state, WorkerContext& ctx, const gpulab::Image& image,
-                           const gpulab::DeviceImage* onGpu) {
+                           const gpulab::DeviceImage* onGpu, bool cpuBaseline) {
   ImageAnalysis a;
   gpulab::MeasurePolicy policy;
   policy.gpuWarmup = 1;
@@ -132,9 +132,10 @@ ImageAnalysis analyseImage(AnalysisWorkerState& state, WorkerContext& ctx, const
                   .medianMs;
     a.histogram = state.histogram.download(gpu);
   } else {
-    a.gpuNote = ctx.hasGpu() ? QStringLiteral("not on the GPU") : QStringLiteral("no CUDA device");
+    a.gpuNote = ctx.hasGpu() ? QStringLiteral("GPU: image not on the GPU") : QStringLiteral("no GPU");
   }
   ctx.throwIfCancelled();
+  if (a.gpuMs && !cpuBaseline) return a;
   gpulab::Histogram cpu;
   const gpulab::CpuControl control = ctx.cpuControl();
   a.cpuMs = gpulab::measureHost([&] { cpu = gpulab::histogramCpu(image, gpulab::kDefaultFloatBins, control); }, policy,
@@ -158,7 +159,7 @@ AnalysisRun analyse(AnalysisWorkerState& state, WorkerContext& ctx, const Analys
   AnalysisRun run;
   run.generation = request.generation;
   const gpulab::Image& photo = ctx.photo();
-  if (request.photo) run.photo = analyseImage(state, ctx, photo, ctx.photoOnGpu() ? &ctx.devicePhoto() : nullptr);
+  if (request.photo) run.photo = analyseImage(state, ctx, photo, ctx.photoOnGpu() ? &ctx.devicePhoto() : nullptr, true);
   run.photoProfile = profileOf(photo, request.line);
   if (request.result) {
     const gpulab::DeviceImage* onGpu = nullptr;
@@ -166,7 +167,7 @@ AnalysisRun analyse(AnalysisWorkerState& state, WorkerContext& ctx, const Analys
       ctx.gpu().upload(*request.result, state.result);  // not timed: the histogram's compute is
       onGpu = &state.result;
     }
-    run.result = analyseImage(state, ctx, *request.result, onGpu);
+    run.result = analyseImage(state, ctx, *request.result, onGpu, request.cpuBaseline);
     run.resultProfile = profileOf(*request.result, request.line);
   }
   return run;

@@ -117,6 +117,9 @@ struct AnalysisRequest {
   bool photo = true;                            ///< the photo's histogram (false: it is shown already)
   std::shared_ptr<const gpulab::Image> result;  ///< the shown result, if any
   std::optional<QLineF> line;                   ///< the profile line, photo coordinates
+  /// Time the CPU baseline too. Off for live previews when there is a GPU: the worker stays free for
+  /// the next preview (the run at rest brings the CPU time).
+  bool cpuBaseline = true;
 };
 
 struct ImageAnalysis {

@@ -17,6 +17,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <filesystem>
 
@@ -170,6 +171,16 @@ void MainWindow::switchDockLayout(int index) {
     else if (saved == tabLayouts_.constEnd())
       dock->show();  // first visit: every dock that applies
   }
+  // First visit of a tab with the Histogram: it goes in front of the Photo details it is tabbed with.
+  // (Later: before the window is first shown, its dock tab bar does not exist yet.)
+  if (saved == tabLayouts_.constEnd() && docks.contains(histogramDock_->objectName()))
+    QTimer::singleShot(0, histogramDock_, [this] {
+      histogramDock_->raise();
+      // Its three plots want height; the Device panel's few lines need little.
+      if (auto* device = findChild<QDockWidget*>(QStringLiteral("deviceDock"));
+          device != nullptr && device->isVisible())
+        resizeDocks({device, histogramDock_}, {180, 2 * height()}, Qt::Vertical);
+    });
 }
 
 bool MainWindow::selectTab(const QString& name) {
@@ -318,7 +329,6 @@ void MainWindow::createDocks() {
   histogramDock_->setObjectName(QStringLiteral("histogramDock"));
   addDockWidget(Qt::RightDockWidgetArea, histogramDock_);
   tabifyDockWidget(photoDock, histogramDock_);
-  histogramDock_->raise();
   resizeDocks({deviceDock}, {330}, Qt::Horizontal);
   resizeDocks({deviceDock, photoDock}, {230, 400}, Qt::Vertical);
   resizeDocks({timingsDock}, {250}, Qt::Vertical);

@@ -84,13 +84,18 @@ void ChannelPlot::paintEvent(QPaintEvent*) {
   p.drawText(QRectF(4, frame.bottom() + 2, width() / 2.0, metrics.height()), Qt::AlignLeft, xFrom_);
   p.drawText(QRectF(width() / 2.0, frame.bottom() + 2, width() / 2.0 - 4, metrics.height()), Qt::AlignRight, xTo_);
 
-  // The y range: counts from 0 (histograms), or the profiles' own range.
+  // The y range: counts from 0 (histograms), or the profiles' own range. A linear histogram is scaled
+  // to its inner bins: the end bins hold every clipped black or white sample and would flatten the
+  // rest; they run off the top instead.
   double lo = 0, hi = 0;
   bool first = true;
+  const bool clipEnds = style_ == Style::Histogram && !log_;
   for (const auto* set : {&values_, &secondary_})
     for (const auto& v : *set)
-      for (double x : v) {
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const double x = v[i];
         if (!std::isfinite(x)) continue;
+        if (clipEnds && v.size() > 4 && (i == 0 || i + 1 == v.size())) continue;
         const double y = log_ && style_ == Style::Histogram ? std::log10(1.0 + x) : x;
         if (first) lo = hi = y;
         lo = std::min(lo, y);
@@ -102,7 +107,7 @@ void ChannelPlot::paintEvent(QPaintEvent*) {
   const QRectF area = frame.adjusted(1, 3, -1, -1);
   auto toY = [&](double v) {
     const double y = log_ && style_ == Style::Histogram ? std::log10(1.0 + std::max(0.0, v)) : v;
-    return area.bottom() - (y - lo) / (hi - lo) * area.height();
+    return std::max(area.top() - 2, area.bottom() - (y - lo) / (hi - lo) * area.height());
   };
   auto draw = [&](const std::vector<std::vector<double>>& set, bool dashed) {
     const int n = static_cast<int>(set.size());
@@ -137,9 +142,9 @@ void ChannelPlot::paintEvent(QPaintEvent*) {
   };
   draw(values_, false);
   draw(secondary_, true);
-  if (style_ == Style::Profile) {
+  if (style_ == Style::Profile) {  // the value range, at the right of the title row
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(area.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignRight,
+    p.drawText(QRectF(4, 0, width() - 8, metrics.height() + 2), Qt::AlignRight | Qt::AlignVCenter,
                QStringLiteral("%1 .. %2").arg(QString::number(lo, 'g', 4), QString::number(hi, 'g', 4)));
   }
 }
@@ -157,7 +162,7 @@ HistogramPanel::HistogramPanel(QWidget* parent) : QWidget(parent) {
   resultPlot_->setTitle(tr("Result"));
   profilePlot_ = new ChannelPlot(ChannelPlot::Style::Profile);
   profilePlot_->setObjectName(QStringLiteral("lineProfile"));
-  profilePlot_->setTitle(tr("Line profile (photo solid, result dashed)"));
+  profilePlot_->setTitle(tr("Profile: photo solid, result dashed"));
   photoTime_ = new QLabel;
   resultTime_ = new QLabel;
   for (QLabel* l : {photoTime_, resultTime_}) {
@@ -213,12 +218,11 @@ std::vector<std::vector<double>> HistogramPanel::curves(const gpulab::Histogram&
 QString HistogramPanel::timeText(const std::optional<Entry>& e) {
   if (!e) return {};
   QStringList parts;
-  if (e->gpuMs)
-    parts << tr("GPU %1").arg(formatMs(*e->gpuMs));
-  else if (!e->gpuNote.isEmpty())
-    parts << tr("GPU: %1").arg(e->gpuNote);
+  if (e->gpuMs) parts << tr("GPU %1").arg(formatMs(*e->gpuMs));
   if (e->cpuMs) parts << tr("CPU (OpenCV, %1 threads) %2").arg(e->cpuThreads).arg(formatMs(*e->cpuMs));
-  return parts.join(QStringLiteral(" · "));
+  QString text = parts.join(QStringLiteral(" · "));
+  if (!e->gpuMs && !e->gpuNote.isEmpty()) text += QStringLiteral(" · ") + e->gpuNote;
+  return text;
 }
 
 void HistogramPanel::setPhoto(const std::optional<Entry>& e) {
