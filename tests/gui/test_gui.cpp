@@ -790,7 +790,7 @@ TEST_F(GuiTest, EachTabShowsTheDocksThatApplyAndRemembersItsLayout) {
     EXPECT_EQ(visible(), sorted(window.docksOf(tab)));
   }
   EXPECT_EQ(window.docksOf(QStringLiteral("Lab")), QStringList{QStringLiteral("deviceDock")});
-  EXPECT_FALSE(window.docksOf(QStringLiteral("Mandelbrot")).contains(QStringLiteral("photoDock")));
+  EXPECT_EQ(window.docksOf(QStringLiteral("Mandelbrot")), QStringList{QStringLiteral("deviceDock")});
   EXPECT_TRUE(window.docksOf(QStringLiteral("Filters")).contains(QStringLiteral("histogramDock")));
 
   // Closing the Timings dock on the Filters tab holds for the Filters tab alone.

@@ -183,8 +183,14 @@ void FiltersTab::createActions() {
   connect(lineAction_, &QAction::triggered, this, [this] { lineTool_->toggle(); });
   // Window shortcuts of this tab: live only while the tab is shown. Undo and Redo act on the photo
   // every tab shares: the main window puts them in its Edit menu and tool bar.
-  for (QAction* a : {regionAction_, lineAction_}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-  addActions({applyAction_, keepAction_, regionAction_, lineAction_});
+  auto* clearRegion = new QAction(tr("Clear region"), this);
+  clearRegion->setShortcut(QKeySequence(Qt::Key_Escape));
+  connect(clearRegion, &QAction::triggered, this, [this] {
+    view_->setRegion(std::nullopt);
+    view_->setTool(BeforeAfterView::Tool::Navigate);
+  });
+  for (QAction* a : {regionAction_, lineAction_, clearRegion}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  addActions({applyAction_, keepAction_, regionAction_, lineAction_, clearRegion});
 }
 
 void FiltersTab::queryDevice() {

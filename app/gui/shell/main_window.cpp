@@ -122,7 +122,7 @@ void MainWindow::registerTabs() {
   addTab(filters, tr("Filters"), {device, photo, timings, histogram});
   addTab(new LabTab(*services_), tr("Lab"), {device});
   addTab(new FftTab(*services_), tr("FFT"), {device, photo, timings});
-  addTab(new MandelbrotTab(*services_), tr("Mandelbrot"), {device, timings});
+  addTab(new MandelbrotTab(*services_), tr("Mandelbrot"), {device});
   // clang-format on
   histogramDock_->setWidget(&filters->histogramPanel());
   editMenu_->addAction(filters->undoAction());
