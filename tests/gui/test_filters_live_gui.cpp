@@ -22,6 +22,7 @@
 #include "gpulab/core/roi.hpp"
 #include "gpulab/filters/auto_levels.hpp"
 #include "gpulab/filters/registry.hpp"
+#include "shell/command_line.hpp"
 #include "shell/engine.hpp"
 #include "shell/latest_job.hpp"
 #include "shell/photo_document.hpp"
@@ -457,4 +458,24 @@ TEST_F(LiveGui, AutoLevelsButtonStretchesThePhoto) {
   EXPECT_EQ(h.tab.operation(), QStringLiteral("auto-levels"));
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
   EXPECT_TRUE(*h.tab.lastRun()->cpu == AutoLevels(0.5, 99.5).runReference(photo));
+}
+
+TEST(FiltersCommandLine, RegionLineAndOperation) {
+  const CommandLine ok =
+      parseCommandLine({QStringLiteral("gpulab"), QStringLiteral("--filters-op"), QStringLiteral("auto-levels"),
+                        QStringLiteral("--filters-region"), QStringLiteral("10,20,300,200"),
+                        QStringLiteral("--filters-line"), QStringLiteral("0.5,1.5,99,42.25")});
+  ASSERT_TRUE(ok.error.isEmpty()) << ok.error.toStdString();
+  EXPECT_TRUE(ok.filters.given);
+  EXPECT_EQ(ok.filters.operation, QStringLiteral("auto-levels"));
+  EXPECT_EQ(ok.filters.region, QRect(10, 20, 300, 200));
+  EXPECT_EQ(ok.filters.line, QLineF(0.5, 1.5, 99, 42.25));
+  for (const QStringList& bad : {QStringList{QStringLiteral("--filters-region"), QStringLiteral("1,2,3")},
+                                 QStringList{QStringLiteral("--filters-region"), QStringLiteral("1,2,0,5")},
+                                 QStringList{QStringLiteral("--filters-line"), QStringLiteral("a,b,c,d")},
+                                 QStringList{QStringLiteral("--filters-op"), QStringLiteral("box"),
+                                             QStringLiteral("--tab"), QStringLiteral("Lab")}}) {
+    const CommandLine c = parseCommandLine(QStringList{QStringLiteral("gpulab")} + bad);
+    EXPECT_FALSE(c.error.isEmpty()) << bad.join(QLatin1Char(' ')).toStdString();
+  }
 }
