@@ -310,7 +310,7 @@ void FiltersTab::apply() {
 
 void FiltersTab::settingsChanged() {
   if (suppressChanges_ || !live_->isChecked() || !services_.photo.hasPhoto()) return;
-  if (deviceKnown_ && gpuAvailable_ && services_.photo.current().onGpu) {
+  if (deviceKnown_ && gpuAvailable_ && gpu_->isChecked() && services_.photo.current().onGpu) {
     FilterRequest request;
     if (buildRequest(request, true)) {
       reportProblem({});
