@@ -57,18 +57,34 @@ void checkImage(const Image& image) {
   if (image.empty()) throw std::invalid_argument("cannot take the histogram of an empty image");
 }
 
-// The finite range of channel c over rows [a, b).
-Range rangeOf(const Image& image, int c, int a, int b) {
+// The finite range of channel c over rows [a, b), and its NaNs.
+template <class T>
+Range typedRangeOf(const Image& image, int c, int a, int b) {
   Range r;
-  for (int y = a; y < b; ++y)
+  const int channels = image.channels();
+  for (int y = a; y < b; ++y) {
+    const T* row = image.row<T>(y) + c;
     for (int x = 0; x < image.width(); ++x) {
-      const double v = sample(image, x, y, c);
+      const double v = static_cast<double>(row[static_cast<std::size_t>(x) * channels]);
       if (std::isnan(v)) ++r.nans;
       if (!std::isfinite(v)) continue;
       r.lo = std::min(r.lo, v);
       r.hi = std::max(r.hi, v);
     }
+  }
   return r;
+}
+
+Range rangeOf(const Image& image, int c, int a, int b) {
+  switch (image.type()) {
+    case PixelType::U8:
+      return typedRangeOf<std::uint8_t>(image, c, a, b);
+    case PixelType::F32:
+      return typedRangeOf<float>(image, c, a, b);
+    case PixelType::F64:
+      return typedRangeOf<double>(image, c, a, b);
+  }
+  return {};
 }
 
 void setRange(Histogram& h, int c, const Range& r) {
