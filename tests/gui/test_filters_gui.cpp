@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "filters/filters_presets.hpp"
 #include "filters/filters_tab.hpp"
@@ -75,6 +76,7 @@ struct Harness {
     QObject::connect(&tab, &FiltersTab::runFinished, [this] { ++finished; });
     QObject::connect(&tab, &FiltersTab::photoEditFinished, [this] { ++edits; });
     tab.resize(1200, 800);
+    tab.setLivePreview(false);  // these tests run the filter with Apply alone (test_filters_live_gui: live)
     waitUntil([this] { return tab.deviceKnown(); });
   }
 
@@ -183,7 +185,14 @@ std::string anotherValue(const ParamInfo& param, const std::string& current) {
       return std::to_string(std::min<long long>(v, static_cast<long long>(param.maximum)));
     }
     case ParamInfo::Kind::Number:
-      return current == "2" ? "3" : "2";
+      // 2 or 3 where the range has them, else an end of the range ("high": 50..100).
+      for (double v : {2.0, 3.0, param.maximum, param.minimum}) {
+        if (v < param.minimum || v > param.maximum) continue;
+        std::ostringstream text;
+        text << v;
+        if (text.str() != current) return text.str();
+      }
+      return current;
     case ParamInfo::Kind::Choice:
       return current == param.choices.back() ? param.choices.front() : param.choices.back();
     case ParamInfo::Kind::Flag:

@@ -6,11 +6,13 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QDropEvent>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QProcess>
 #include <QSet>
@@ -740,7 +742,73 @@ TEST_F(GuiTest, BadFileKeepsThePhotoAndSaysWhy) {
   w.window.openFile(dir.filePath(QStringLiteral("missing.png")));
   ASSERT_TRUE(waitUntil([&] { return !reported.isEmpty(); }));
   EXPECT_NE(reported.indexOf(QStringLiteral("missing.png")), -1) << reported.toStdString();
+  EXPECT_NE(reported.indexOf(QStringLiteral("current photo stays")), -1) << reported.toStdString();
   EXPECT_EQ(w.window.photo().current().generation, generation);
+  EXPECT_EQ(w.window.currentImageView()->image().size(), QSize(600, 400));
+}
+
+TEST_F(GuiTest, BadFileIsReportedInADialog) {
+  MainWindow window{{.persistSettings = false, .errorDialogs = true}};
+  bool started = false;
+  QObject::connect(&window, &MainWindow::startupFinished, [&] { started = true; });
+  window.resize(1000, 700);
+  window.show();
+  window.startUp({});
+  ASSERT_TRUE(waitUntil([&] { return started; }));
+  const quint64 generation = window.photo().current().generation;
+  QTemporaryDir dir;
+  window.openFile(dir.filePath(QStringLiteral("missing.png")));
+  QMessageBox* box = nullptr;
+  ASSERT_TRUE(waitUntil([&] {
+    for (QMessageBox* b : window.findChildren<QMessageBox*>())
+      if (b->isVisible()) box = b;
+    return box != nullptr;
+  }));
+  EXPECT_NE(box->text().indexOf(QStringLiteral("missing.png")), -1) << box->text().toStdString();
+  EXPECT_EQ(box->icon(), QMessageBox::Warning);
+  EXPECT_EQ(window.photo().current().generation, generation) << "the previous photo stays";
+  box->close();
+}
+
+TEST_F(GuiTest, EachTabShowsTheDocksThatApplyAndRemembersItsLayout) {
+  StartedWindow w;
+  ASSERT_TRUE(waitUntil([&] { return w.started; }));
+  MainWindow& window = w.window;
+  auto visible = [&] {
+    QStringList v = window.visibleDocks();
+    v.sort();
+    return v;
+  };
+  auto sorted = [](QStringList v) {
+    v.sort();
+    return v;
+  };
+  for (const QString& tab : window.tabNames()) {
+    SCOPED_TRACE(tab.toStdString());
+    ASSERT_TRUE(window.selectTab(tab));
+    QCoreApplication::processEvents();
+    EXPECT_EQ(visible(), sorted(window.docksOf(tab)));
+  }
+  EXPECT_EQ(window.docksOf(QStringLiteral("Lab")), QStringList{QStringLiteral("deviceDock")});
+  EXPECT_EQ(window.docksOf(QStringLiteral("Mandelbrot")), QStringList{QStringLiteral("deviceDock")});
+  EXPECT_TRUE(window.docksOf(QStringLiteral("Filters")).contains(QStringLiteral("histogramDock")));
+
+  // Closing the Timings dock on the Filters tab holds for the Filters tab alone.
+  ASSERT_TRUE(window.selectTab(QStringLiteral("Filters")));
+  auto* timings = window.findChild<QDockWidget*>(QStringLiteral("timingsDock"));
+  ASSERT_NE(timings, nullptr);
+  timings->close();
+  auto open = [&] { return window.visibleDocks().contains(QStringLiteral("timingsDock")); };
+  ASSERT_TRUE(window.selectTab(QStringLiteral("Photo")));
+  EXPECT_TRUE(open());
+  ASSERT_TRUE(window.selectTab(QStringLiteral("Lab")));
+  EXPECT_FALSE(open());
+  EXPECT_FALSE(timings->toggleViewAction()->isEnabled()) << "a dock that does not apply cannot be shown";
+  ASSERT_TRUE(window.selectTab(QStringLiteral("Filters")));
+  EXPECT_FALSE(open());
+  EXPECT_TRUE(timings->toggleViewAction()->isEnabled());
+  ASSERT_TRUE(window.selectTab(QStringLiteral("FFT")));
+  EXPECT_TRUE(open());
 }
 
 TEST_F(GuiTest, OpenSaveRecentAndDrop) {
@@ -954,4 +1022,13 @@ TEST_F(GuiTest, ScreenshotFailuresExitNonZeroWithOneLine) {
   r = runGui({QStringLiteral("--size"), QStringLiteral("huge")});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_EQ(gpulabLines(r.stdErr).size(), 1) << r.stdErr.toStdString();
+
+  // A photo that cannot be opened: no screenshot of something else, exit 1 and the reason.
+  const QString shot = dir.filePath(QStringLiteral("missing-shot.png"));
+  r = runGui({QStringLiteral("--screenshot"), shot, dir.filePath(QStringLiteral("missing.png"))});
+  EXPECT_EQ(r.exitCode, 1);
+  ASSERT_EQ(gpulabLines(r.stdErr).size(), 1) << r.stdErr.toStdString();
+  EXPECT_NE(gpulabLines(r.stdErr).front().indexOf(QStringLiteral("missing.png")), -1) << r.stdErr.toStdString();
+  EXPECT_NE(gpulabLines(r.stdErr).front().indexOf(QStringLiteral("does not exist")), -1) << r.stdErr.toStdString();
+  EXPECT_FALSE(QFileInfo::exists(shot));
 }

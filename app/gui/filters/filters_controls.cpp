@@ -178,6 +178,7 @@ QWidget* FiltersTab::buildControls() {
   layout->addWidget(resultBox);
 
   connect(operation_, &QComboBox::currentIndexChanged, this, &FiltersTab::operationChanged);
+  connect(operation_, &QComboBox::currentIndexChanged, this, &FiltersTab::settingsChanged);
   connect(applyButton_, &QPushButton::clicked, this, &FiltersTab::apply);
   connect(cancelButton_, &QPushButton::clicked, this, &FiltersTab::cancel);
   connect(keepButton_, &QPushButton::clicked, this, &FiltersTab::keepResult);
@@ -197,6 +198,9 @@ FiltersTab::OperationControls FiltersTab::buildOperation(const gpulab::Operation
     control->setParent(this);
     op.controls[param.name] = control;
     connect(control, &ParamControl::message, this, &FiltersTab::reportProblem);
+    connect(control, &ParamControl::changed, this, [this, name = info.name] {
+      if (operation().toStdString() == name) settingsChanged();
+    });
   }
   // A number that only matters with one value of a choice ("border-value" with "border=constant")
   // sits beside that choice; the others get rows of their own, in the registry's order.

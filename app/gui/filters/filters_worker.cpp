@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpulab/core/roi.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "shell/worker_context.hpp"
@@ -28,6 +29,7 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   const std::shared_ptr<const gpulab::Image> photo = ctx.sharedPhoto();
   FilterRun run;
   run.generation = ctx.photoGeneration();
+  run.preview = request.preview;
   if (!state.operation || state.operationName != request.operation || state.operationParams != request.params) {
     state.operation = gpulab::findOperation(request.operation).make(request.params);
     state.operationName = request.operation;
@@ -35,8 +37,26 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   }
   gpulab::Operation& op = *state.operation;
 
+  // A region: the operation runs on the region and its halo (the pixels its output reads), cut out of
+  // the photo on the host and, from the resident copy, on the GPU; the inner part is pasted back.
+  std::optional<gpulab::RoiWindow> roi;
+  gpulab::Image windowImage;
+  if (request.roi) {
+    const gpulab::ImageShape shape = gpulab::shapeOf(*photo);
+    if (!gpulab::keepsShape(op, shape))
+      throw std::invalid_argument(op.describe() + " turns the " + gpulab::describe(shape) + " photo into " +
+                                  gpulab::describe(op.outputShape(shape)) +
+                                  ", so it cannot be limited to a region: clear the region (Esc) to filter the whole "
+                                  "photo");
+    roi = gpulab::roiWindow(shape, *request.roi, op.reach());
+    windowImage = gpulab::crop(*photo, roi->window);
+    run.roi = roi->roi;
+    run.window = roi->window;
+  }
+  const gpulab::Image& input = roi ? windowImage : *photo;
+
   gpulab::MeasureSetup setup;
-  setup.wantCpu = request.wantCpu;
+  setup.wantCpu = request.wantCpu && !request.preview;
   setup.wantGpu = false;
   std::string gpuSkipped;
   if (request.wantGpu) {
@@ -51,54 +71,189 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     } else {
       setup.wantGpu = true;
       setup.gpu = &ctx.gpu();
-      setup.resident = &ctx.devicePhoto();  // uploaded once, when the photo was set: no upload timed
+      if (roi) {
+        gpulab::crop(ctx.gpu(), ctx.devicePhoto(), roi->window, state.roiWindow);
+        setup.resident = &state.roiWindow;
+      } else {
+        setup.resident = &ctx.devicePhoto();  // uploaded once, when the photo was set: no upload timed
+      }
       setup.gpuOutput = &state.gpuOutput;
     }
   }
+  if (request.preview && !setup.wantGpu)
+    throw std::runtime_error("a live preview runs on the GPU: " + (gpuSkipped.empty() ? "none" : gpuSkipped));
   setup.control = ctx.cpuControl();
-  gpulab::MeasureResult measured = gpulab::measure(op, *photo, setup, gpulab::MeasurePolicy::interactive());
+  setup.withCeiling = !request.preview;
+  const gpulab::MeasurePolicy policy =
+      request.preview ? gpulab::MeasurePolicy::once() : gpulab::MeasurePolicy::interactive();
+  gpulab::MeasureResult measured = gpulab::measure(op, input, setup, policy);
   if (!gpuSkipped.empty()) measured.record.gpuSkipped = gpuSkipped;
   run.record = std::move(measured.record);
-  if (run.record.input) run.beforeOffset = beforeOffsetFor(*run.record.input, run.record.output);
+  if (roi) run.record.description += " · ROI " + std::to_string(roi->roi.width) + "x" + std::to_string(roi->roi.height);
+  if (run.record.input && !roi) run.beforeOffset = beforeOffsetFor(*run.record.input, run.record.output);
   if (run.record.gpu) run.gpuMethodNote = QString::fromStdString(op.methodNote(gpulab::Side::Gpu));
   if (run.record.cpu) run.cpuMethodNote = QString::fromStdString(op.methodNote(gpulab::Side::Cpu));
 
+  auto whole = [&](gpulab::Image result) {
+    return std::make_shared<const gpulab::Image>(roi ? gpulab::pasteRoi(*photo, result, *roi) : std::move(result));
+  };
   DisplayRange range;
   if (!measured.gpuOutput.empty()) {
-    run.gpu = std::make_shared<const gpulab::Image>(std::move(measured.gpuOutput));
+    run.gpu = whole(std::move(measured.gpuOutput));
     run.gpuDisplay = toQImage(*run.gpu, &range);
     run.displayNote = describeRange(*run.gpu, range);
   }
   if (!measured.cpuOutput.empty()) {
-    run.cpu = std::make_shared<const gpulab::Image>(std::move(measured.cpuOutput));
+    run.cpu = whole(std::move(measured.cpuOutput));
     run.cpuDisplay = toQImage(*run.cpu, &range);
     if (!run.gpu) run.displayNote = describeRange(*run.cpu, range);
   }
   return run;
 }
 
-int keepAsPhoto(FiltersWorkerState& state, WorkerContext& ctx, const std::shared_ptr<const gpulab::Image>& image,
-                quint64 generation, const QString& previousSource, const QString& source, int depth) {
-  if (!ctx.hasPhoto() || ctx.photoGeneration() != generation)
-    throw std::runtime_error("the photo changed since this result was computed; apply the filter again");
-  if (state.ownGeneration != generation) state.undo.clear();  // the photo came from elsewhere
-  state.undo.push_back({ctx.sharedPhoto(), previousSource});
-  if (state.undo.size() > static_cast<std::size_t>(depth)) state.undo.erase(state.undo.begin());
-  ctx.setPhoto(gpulab::Image(*image), source);
-  state.ownGeneration = ctx.photoGeneration();
-  return static_cast<int>(state.undo.size());
+// ---------------------------------------------------------------------------------------------
+// Histograms and profiles
+
+namespace {
+
+ImageAnalysis analyseImage(AnalysisWorkerState& state, WorkerContext& ctx, const gpulab::Image& image,
+                           const gpulab::DeviceImage* onGpu, bool cpuBaseline) {
+  ImageAnalysis a;
+  gpulab::MeasurePolicy policy;
+  policy.gpuWarmup = 1;
+  policy.gpuReps = 5;
+  policy.cpuWarmup = 1;
+  policy.cpuReps = 3;
+  policy.cpuBudgetMs = 300;
+  if (ctx.hasGpu() && onGpu != nullptr) {
+    gpulab::GpuContext& gpu = ctx.gpu();
+    a.gpuMs = gpulab::measureStream(
+                  gpu.stream(), [&] { state.histogram.run(gpu, *onGpu); }, policy)
+                  .medianMs;
+    a.histogram = state.histogram.download(gpu);
+  } else {
+    a.gpuNote = ctx.hasGpu() ? QStringLiteral("GPU: image not on the GPU") : QStringLiteral("no GPU");
+  }
+  ctx.throwIfCancelled();
+  if (a.gpuMs && !cpuBaseline) return a;
+  gpulab::Histogram cpu;
+  const gpulab::CpuControl control = ctx.cpuControl();
+  a.cpuMs = gpulab::measureHost([&] { cpu = gpulab::histogramCpu(image, gpulab::kDefaultFloatBins, control); }, policy,
+                                control)
+                .medianMs;
+  a.cpuThreads = gpulab::cpuThreads();
+  if (!a.gpuMs) a.histogram = std::move(cpu);
+  return a;
 }
 
-int undoKeep(FiltersWorkerState& state, WorkerContext& ctx) {
-  if (state.undo.empty() || ctx.photoGeneration() != state.ownGeneration) {
-    state.undo.clear();
-    throw std::runtime_error("there is nothing to undo: the photo was replaced since the last Keep");
+std::optional<gpulab::LineProfile> profileOf(const gpulab::Image& image, const std::optional<QLineF>& line) {
+  if (!line) return std::nullopt;
+  return gpulab::lineProfile(image, line->x1(), line->y1(), line->x2(), line->y2());
+}
+
+}  // namespace
+
+AnalysisRun analyse(AnalysisWorkerState& state, WorkerContext& ctx, const AnalysisRequest& request) {
+  if (!ctx.hasPhoto() || ctx.photoGeneration() != request.generation)
+    throw gpulab::OperationCancelled();  // a newer photo: its own request follows
+  AnalysisRun run;
+  run.generation = request.generation;
+  const gpulab::Image& photo = ctx.photo();
+  if (request.photo) run.photo = analyseImage(state, ctx, photo, ctx.photoOnGpu() ? &ctx.devicePhoto() : nullptr, true);
+  run.photoProfile = profileOf(photo, request.line);
+  if (request.result) {
+    const gpulab::DeviceImage* onGpu = nullptr;
+    if (ctx.hasGpu()) {
+      ctx.gpu().upload(*request.result, state.result);  // not timed: the histogram's compute is
+      onGpu = &state.result;
+    }
+    run.result = analyseImage(state, ctx, *request.result, onGpu, request.cpuBaseline);
+    run.resultProfile = profileOf(*request.result, request.line);
   }
-  FiltersWorkerState::Saved previous = std::move(state.undo.back());
-  state.undo.pop_back();
-  ctx.setPhoto(gpulab::Image(*previous.image), previous.source);
+  return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Undo and redo
+
+void PhotoHistory::push(Entry previous) {
+  redo_.clear();
+  undo_.push_back(std::move(previous));
+  trim();
+}
+
+std::optional<PhotoHistory::Entry> PhotoHistory::undo(Entry current) {
+  if (undo_.empty()) return std::nullopt;
+  Entry back = std::move(undo_.back());
+  undo_.pop_back();
+  redo_.push_back(std::move(current));
+  return back;
+}
+
+std::optional<PhotoHistory::Entry> PhotoHistory::redo(Entry current) {
+  if (redo_.empty()) return std::nullopt;
+  Entry forward = std::move(redo_.back());
+  redo_.pop_back();
+  undo_.push_back(std::move(current));
+  trim();
+  return forward;
+}
+
+void PhotoHistory::clear() {
+  undo_.clear();
+  redo_.clear();
+}
+
+std::size_t PhotoHistory::bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto* side : {&undo_, &redo_})
+    for (const Entry& e : *side)
+      if (e.image) n += e.image->sizeBytes();
+  return n;
+}
+
+void PhotoHistory::trim() {
+  // Redo steps are already bounded by the undo steps they came from; the oldest undo steps go first.
+  while (undo_.size() > 1 && (static_cast<int>(undo_.size()) > maxSteps_ || bytes() > maxBytes_)) undo_.pop_front();
+}
+
+HistoryDepth keepAsPhoto(FiltersWorkerState& state, WorkerContext& ctx,
+                         const std::shared_ptr<const gpulab::Image>& image, quint64 generation,
+                         const QString& previousSource, const QString& source) {
+  if (!ctx.hasPhoto() || ctx.photoGeneration() != generation)
+    throw std::runtime_error("the photo changed since this result was computed; apply the filter again");
+  if (state.ownGeneration != generation) state.history.clear();  // the photo came from elsewhere
+  state.history.push({ctx.sharedPhoto(), previousSource});
+  ctx.setPhoto(gpulab::Image(*image), source);
   state.ownGeneration = ctx.photoGeneration();
-  return static_cast<int>(state.undo.size());
+  return {state.history.undoDepth(), state.history.redoDepth()};
+}
+
+namespace {
+
+HistoryDepth step(FiltersWorkerState& state, WorkerContext& ctx, const QString& currentSource, bool forward) {
+  if (!ctx.hasPhoto() || ctx.photoGeneration() != state.ownGeneration) {
+    state.history.clear();
+    throw std::runtime_error(std::string("there is nothing to ") + (forward ? "redo" : "undo") +
+                             ": the photo was replaced since the last Keep");
+  }
+  PhotoHistory::Entry current{ctx.sharedPhoto(), currentSource};
+  std::optional<PhotoHistory::Entry> next =
+      forward ? state.history.redo(std::move(current)) : state.history.undo(std::move(current));
+  if (!next) throw std::runtime_error(std::string("there is nothing to ") + (forward ? "redo" : "undo"));
+  ctx.setPhoto(gpulab::Image(*next->image), next->source);
+  state.ownGeneration = ctx.photoGeneration();
+  return {state.history.undoDepth(), state.history.redoDepth()};
+}
+
+}  // namespace
+
+HistoryDepth undoKeep(FiltersWorkerState& state, WorkerContext& ctx, const QString& currentSource) {
+  return step(state, ctx, currentSource, false);
+}
+
+HistoryDepth redoKeep(FiltersWorkerState& state, WorkerContext& ctx, const QString& currentSource) {
+  return step(state, ctx, currentSource, true);
 }
 
 }  // namespace gpulab::gui

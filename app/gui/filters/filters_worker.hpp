@@ -4,12 +4,17 @@
 #pragma once
 
 #include <QImage>
+#include <QLineF>
 #include <QPoint>
 #include <QString>
+#include <cstddef>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpulab/analysis/histogram.hpp"
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/core/image.hpp"
 #include "gpulab/core/operation.hpp"
@@ -25,6 +30,10 @@ struct FilterRequest {
   gpulab::ParamValues params;
   bool wantGpu = true;
   bool wantCpu = true;
+  /// A live preview while a slider moves: one GPU run (MeasurePolicy::once()), no CPU baseline.
+  bool preview = false;
+  /// Limit the filter to this rectangle of the photo (core/roi.hpp); none: the whole photo.
+  std::optional<gpulab::PixelRect> roi;
 };
 
 /// One Apply, as the worker hands it back to the GUI thread.
@@ -39,7 +48,52 @@ struct FilterRun {
   QImage gpuDisplay;
   std::shared_ptr<const gpulab::Image> cpu;  ///< the CPU baseline's result, when it ran
   QImage cpuDisplay;
-  QString displayNote;  ///< how float results are shown; empty for u8
+  QString displayNote;                      ///< how float results are shown; empty for u8
+  bool preview = false;                     ///< a live preview (GPU once, no CPU)
+  std::optional<gpulab::PixelRect> roi;     ///< the region the filter was limited to
+  std::optional<gpulab::PixelRect> window;  ///< the region with its halo: what was measured
+};
+
+/// The photos Undo and Redo go back and forth between, on the worker: Keep pushes the photo it
+/// replaces and forgets what Redo had; Undo and Redo move the current photo to the other side. The
+/// oldest steps go once there are more than `maxSteps`, or once the photos held take more than
+/// `maxBytes` (the newest step always stays).
+class PhotoHistory {
+ public:
+  struct Entry {
+    std::shared_ptr<const gpulab::Image> image;
+    QString source;
+  };
+  static constexpr int kDefaultSteps = 20;
+  static constexpr std::size_t kDefaultBytes = std::size_t{2} << 30;  // 2 GiB
+
+  explicit PhotoHistory(int maxSteps = kDefaultSteps, std::size_t maxBytes = kDefaultBytes)
+      : maxSteps_(maxSteps), maxBytes_(maxBytes) {}
+
+  /// A Keep replaced `previous`.
+  void push(Entry previous);
+  /// The photo to go back to, with `current` kept for Redo; nullopt when there is none.
+  std::optional<Entry> undo(Entry current);
+  /// The photo Undo left, with `current` kept for Undo; nullopt when there is none.
+  std::optional<Entry> redo(Entry current);
+  void clear();
+  int undoDepth() const noexcept { return static_cast<int>(undo_.size()); }
+  int redoDepth() const noexcept { return static_cast<int>(redo_.size()); }
+  /// Bytes of the photos held on both sides.
+  std::size_t bytes() const noexcept;
+
+ private:
+  void trim();
+  int maxSteps_;
+  std::size_t maxBytes_;
+  std::deque<Entry> undo_;  // oldest first
+  std::deque<Entry> redo_;  // the next Redo last
+};
+
+/// How far Undo and Redo can go, as the worker hands it back.
+struct HistoryDepth {
+  int undo = 0;
+  int redo = 0;
 };
 
 /// What the Filters tab keeps on the worker: the operation and the GPU output reused while the
@@ -50,13 +104,47 @@ struct FiltersWorkerState {
   gpulab::ParamValues operationParams;
   gpulab::DeviceImage gpuOutput;  // reallocated only when its shape changes
 
-  struct Saved {
-    std::shared_ptr<const gpulab::Image> image;
-    QString source;
-  };
-  std::vector<Saved> undo;
-  quint64 ownGeneration = 0;  // the photo our last Keep or Undo made current
+  gpulab::DeviceImage roiWindow;  // the region and its halo, cropped on the GPU
+
+  PhotoHistory history;
+  quint64 ownGeneration = 0;  // the photo our last Keep, Undo or Redo made current
 };
+
+/// What the Histogram panel shows, computed on the worker: histograms of the photo and of the shown
+/// result (GPU timed with CUDA events, the CPU baseline beside it), and their line profiles.
+struct AnalysisRequest {
+  quint64 generation = 0;                       ///< the photo it is for
+  bool photo = true;                            ///< the photo's histogram (false: it is shown already)
+  std::shared_ptr<const gpulab::Image> result;  ///< the shown result, if any
+  std::optional<QLineF> line;                   ///< the profile line, photo coordinates
+  /// Time the CPU baseline too. Off for live previews when there is a GPU: the worker stays free for
+  /// the next preview (the run at rest brings the CPU time).
+  bool cpuBaseline = true;
+};
+
+struct ImageAnalysis {
+  gpulab::Histogram histogram;
+  std::optional<double> gpuMs;  ///< compute, median of 5 after a warm-up
+  std::optional<double> cpuMs;  ///< calcHist on all cores, median of up to 3 after a warm-up
+  int cpuThreads = 0;
+  QString gpuNote;  ///< why there is no GPU time
+};
+
+struct AnalysisRun {
+  quint64 generation = 0;
+  std::optional<ImageAnalysis> photo;
+  std::optional<ImageAnalysis> result;
+  std::optional<gpulab::LineProfile> photoProfile;
+  std::optional<gpulab::LineProfile> resultProfile;
+};
+
+struct AnalysisWorkerState {
+  gpulab::HistogramGpu histogram;
+  gpulab::DeviceImage result;  // the result uploaded for its histogram (buffers reused)
+};
+
+/// Throws when the photo changed since request.generation (the request is stale).
+AnalysisRun analyse(AnalysisWorkerState& state, WorkerContext& ctx, const AnalysisRequest& request);
 
 /// Builds the operation from the registry (std::invalid_argument with its sentence for a bad parameter)
 /// and measures it on the current photo with MeasurePolicy::interactive(): on the GPU from the resident
@@ -64,11 +152,14 @@ struct FiltersWorkerState {
 /// photo is not on it) is noted in record.gpuSkipped.
 FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterRequest& request);
 
-/// Makes `image` the current photo (what Keep result does), remembering the one it replaces; returns
-/// how many photos Undo can go back to. Throws when the photo changed since `generation`.
-int keepAsPhoto(FiltersWorkerState& state, WorkerContext& ctx, const std::shared_ptr<const gpulab::Image>& image,
-                quint64 generation, const QString& previousSource, const QString& source, int depth);
-/// Goes back to the photo before the last Keep; returns the remaining depth.
-int undoKeep(FiltersWorkerState& state, WorkerContext& ctx);
+/// Makes `image` the current photo (what Keep result does), remembering the one it replaces. Throws
+/// when the photo changed since `generation`.
+HistoryDepth keepAsPhoto(FiltersWorkerState& state, WorkerContext& ctx,
+                         const std::shared_ptr<const gpulab::Image>& image, quint64 generation,
+                         const QString& previousSource, const QString& source);
+/// Goes back to the photo before the last Keep (`currentSource` names the photo left, for Redo).
+HistoryDepth undoKeep(FiltersWorkerState& state, WorkerContext& ctx, const QString& currentSource);
+/// Goes forward to the photo the last Undo left.
+HistoryDepth redoKeep(FiltersWorkerState& state, WorkerContext& ctx, const QString& currentSource);
 
 }  // namespace gpulab::gui

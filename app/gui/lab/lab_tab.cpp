@@ -221,12 +221,16 @@ void LabTab::buildUi() {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Room for a sweep's rows: about eight lines with the header.
+  table_->setMinimumHeight(table_->verticalHeader()->defaultSectionSize() * 8 +
+                           table_->horizontalHeader()->sizeHint().height());
 
   auto* results = new QSplitter(Qt::Vertical);
   results->addWidget(plotPane);
   results->addWidget(table_);
   results->setStretchFactor(0, 3);
-  results->setStretchFactor(1, 1);
+  results->setStretchFactor(1, 2);
+  results->setSizes({600, 400});
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(controls);
   split->addWidget(results);
@@ -515,6 +519,14 @@ void LabTab::showRecords() {
       table_->item(row, 12)->setToolTip(
           tr("The arrays of this size fit in the L2 cache together: the timed runs after the first read them from "
              "L2, so the rate can pass the DRAM ceiling."));
+  }
+  // Columns no record fills (copies when none were timed apart, accuracy when not checked) are hidden,
+  // so the rate and its share of the ceiling stay in view.
+  for (int col : {7, 8, 9, 11, 13, 14}) {
+    bool any = false;
+    for (int row = 0; row < table_->rowCount() && !any; ++row)
+      any = table_->item(row, col) != nullptr && !table_->item(row, col)->text().isEmpty();
+    table_->setColumnHidden(col, !any && !records_.empty());
   }
   if (!records_.empty()) table_->scrollToBottom();
 }

@@ -4,6 +4,8 @@
 #include <QCoreApplication>
 #include <QRegularExpression>
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -201,6 +203,66 @@ void readMandelbrotOptions(const QCommandLineParser& parser, const MandelbrotOpt
     result.error = QStringLiteral("the --mandelbrot-* and --lab-* options cannot be combined");
 }
 
+// ---------------------------------------------------------------------------------------------
+// The Filters tab's options
+
+struct FiltersOptionSet {
+  QCommandLineOption operation = tabOption("Filters", "op", "the operation to show (box, sobel, conv, ...).", "NAME");
+  QCommandLineOption region =
+      tabOption("Filters", "region", "limit the filter to the rectangle X,Y,W,H (photo pixels).", "X,Y,W,H");
+  QCommandLineOption line =
+      tabOption("Filters", "line", "the Histogram panel's profile line from X0,Y0 to X1,Y1.", "X0,Y0,X1,Y1");
+};
+
+FiltersOptionSet addFiltersOptions(QCommandLineParser& parser) {
+  FiltersOptionSet o;
+  parser.addOptions({o.operation, o.region, o.line});
+  return o;
+}
+
+/// `count` comma-separated numbers, or nullopt.
+std::optional<std::vector<double>> numbers(const QString& text, int count) {
+  const QStringList parts = text.split(QLatin1Char(','));
+  if (parts.size() != count) return std::nullopt;
+  std::vector<double> out;
+  for (const QString& p : parts) {
+    bool ok = false;
+    const double v = p.trimmed().toDouble(&ok);
+    if (!ok || !std::isfinite(v)) return std::nullopt;
+    out.push_back(v);
+  }
+  return out;
+}
+
+void readFiltersOptions(const QCommandLineParser& parser, const FiltersOptionSet& o, CommandLine& result) {
+  FiltersCommandLine& f = result.filters;
+  f.given = parser.isSet(o.operation) || parser.isSet(o.region) || parser.isSet(o.line);
+  if (!f.given) return;
+  f.operation = parser.value(o.operation).trimmed();
+  if (parser.isSet(o.region)) {
+    const auto v = numbers(parser.value(o.region), 4);
+    if (!v || (*v)[2] < 1 || (*v)[3] < 1 || (*v)[0] < 0 || (*v)[1] < 0) {
+      result.error = QStringLiteral("--filters-region '%1' is not X,Y,W,H with X, Y >= 0 and W, H >= 1")
+                         .arg(parser.value(o.region));
+      return;
+    }
+    f.region = QRect(static_cast<int>((*v)[0]), static_cast<int>((*v)[1]), static_cast<int>((*v)[2]),
+                     static_cast<int>((*v)[3]));
+  }
+  if (parser.isSet(o.line)) {
+    const auto v = numbers(parser.value(o.line), 4);
+    if (!v) {
+      result.error = QStringLiteral("--filters-line '%1' is not X0,Y0,X1,Y1").arg(parser.value(o.line));
+      return;
+    }
+    f.line = QLineF((*v)[0], (*v)[1], (*v)[2], (*v)[3]);
+  }
+  if (!result.tab.isEmpty() && result.tab.compare(QStringLiteral("Filters"), Qt::CaseInsensitive) != 0)
+    result.error = QStringLiteral("the --filters-* options go with the Filters tab, not '%1'").arg(result.tab);
+  else if (result.lab.given || result.mandelbrot.given)
+    result.error = QStringLiteral("the --filters-* options cannot be combined with --lab-* or --mandelbrot-*");
+}
+
 }  // namespace
 
 CommandLine parseCommandLine(const QStringList& arguments) {
@@ -236,6 +298,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
   parser.addOptions({screenshot, tab, size, apply, zoomBenchmark, zoomRate});
   const LabOptionSet labOptions = addLabOptions(parser);
   const MandelbrotOptionSet mandelbrotOptions = addMandelbrotOptions(parser);
+  const FiltersOptionSet filtersOptions = addFiltersOptions(parser);
   parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Photo or .npy array to open."),
                                QStringLiteral("[FILE]"));
   result.helpText = parser.helpText();
@@ -300,6 +363,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
   if (result.apply && !parser.isSet(screenshot)) result.error = QStringLiteral("--apply goes with --screenshot");
   if (result.error.isEmpty()) readLabOptions(parser, labOptions, result);
   if (result.error.isEmpty()) readMandelbrotOptions(parser, mandelbrotOptions, result);
+  if (result.error.isEmpty()) readFiltersOptions(parser, filtersOptions, result);
   return result;
 }
 

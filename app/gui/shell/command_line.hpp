@@ -3,9 +3,12 @@
 //          [--lab-experiment NAME] [--lab-sizes LIST] [--lab-dtype f32|f64] [--lab-impls LIST]
 //          [--lab-ops LIST] [--lab-reps N] [--lab-with-copies] [--lab-run]
 //          [--mandelbrot-center X,Y] [--mandelbrot-width W] [--mandelbrot-iters N|auto]
+//          [--filters-op NAME] [--filters-region X,Y,W,H] [--filters-line X0,Y0,X1,Y1]
 //   gpulab --zoom-benchmark N [--zoom-rate HZ] [--size WxH]   (the Mandelbrot tab; WxH is the canvas)
 #pragma once
 
+#include <QLineF>
+#include <QRect>
 #include <QSize>
 #include <QString>
 #include <QStringList>
@@ -35,6 +38,14 @@ struct MandelbrotCommandLine {
   bool given = false;  ///< any --mandelbrot-* option was given
 };
 
+/// The Filters tab's start: any of these selects the Filters tab (unless --tab names it already).
+struct FiltersCommandLine {
+  QString operation;            ///< --filters-op NAME: a registered operation (box, sobel, conv, auto-levels, ...)
+  std::optional<QRect> region;  ///< --filters-region X,Y,W,H: limit the filter to this rectangle
+  std::optional<QLineF> line;   ///< --filters-line X0,Y0,X1,Y1: the Histogram panel's profile line
+  bool given = false;
+};
+
 struct CommandLine {
   QString file;             ///< the photo to open instead of the bundled one
   QString screenshot;       ///< render the window to this file after start-up and exit
@@ -50,6 +61,7 @@ struct CommandLine {
   QString error;  ///< one line saying what was wrong, when parsing failed
   LabCommandLine lab;
   MandelbrotCommandLine mandelbrot;
+  FiltersCommandLine filters;
 };
 
 /// Parses `arguments` (argv, the program name first). Never exits and never prints; needs no

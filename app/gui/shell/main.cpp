@@ -8,6 +8,7 @@
 #include "fft/fft_tab.hpp"
 #include "filters/filters_tab.hpp"
 #include "gpulab_build_version.hpp"
+#include "gpulab/filters/registry.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
@@ -94,8 +95,8 @@ QString applyMandelbrotOptions(gpulab::gui::MandelbrotTab& tab, const gpulab::gu
 
 // After start-up (photo shown, device reported, or `timeoutMs`), with `apply` once the Filters
 // tab has shown its result, and with `labRun` once the Lab tab's sweep has ended, renders the
-// window to `file` and quits with 0, or with 1 and one line on stderr when the file cannot be
-// written or the sweep failed.
+// window to `file` and quits with 0, or with 1 and one line on stderr when the photo asked for cannot
+// be opened, the file cannot be written or the sweep failed.
 void screenshotWhenReady(gpulab::gui::MainWindow& window, const QString& file, int timeoutMs, bool apply, bool labRun) {
   auto taken = std::make_shared<bool>(false);
   auto take = [&window, file, taken](bool timedOut, const QString& failure = {}) {
@@ -113,6 +114,11 @@ void screenshotWhenReady(gpulab::gui::MainWindow& window, const QString& file, i
     });
   };
   QObject::connect(&window, &gpulab::gui::MainWindow::startupFinished, &window, [&window, take, apply, labRun] {
+    // The photo asked for could not be opened: no screenshot of something else.
+    if (const QString why = window.startupError(); !why.isEmpty()) {
+      QCoreApplication::exit(fail(1, why));
+      return;
+    }
     if (auto* lab = labRun ? window.findChild<gpulab::gui::LabTab*>() : nullptr) {
       QObject::connect(
           lab, &gpulab::gui::LabTab::runFinished, &window,
@@ -139,8 +145,16 @@ void screenshotWhenReady(gpulab::gui::MainWindow& window, const QString& file, i
     }
     auto* filters = apply ? window.findChild<gpulab::gui::FiltersTab*>() : nullptr;
     if (filters == nullptr) return take(false);
+    // Once the result is shown and the Histogram panel has caught up with it.
     QObject::connect(
-        filters, &gpulab::gui::FiltersTab::runFinished, &window, [take] { take(false); }, Qt::SingleShotConnection);
+        filters, &gpulab::gui::FiltersTab::runFinished, &window,
+        [take, filters] {
+          if (filters->analysisCurrent()) return take(false);
+          QObject::connect(filters, &gpulab::gui::FiltersTab::analysisShown, filters, [take, filters] {
+            if (filters->analysisCurrent()) take(false);
+          });
+        },
+        Qt::SingleShotConnection);
     filters->apply();
   });
   QTimer::singleShot(timeoutMs, &window, [take, labRun] {
@@ -222,6 +236,22 @@ int main(int argc, char** argv) {
     if (mandelbrot == nullptr) return fail(2, QStringLiteral("there is no Mandelbrot tab"));
     if (const QString why = applyMandelbrotOptions(*mandelbrot, cli.mandelbrot); !why.isEmpty())
       return fail(2, QStringLiteral("--mandelbrot-*: %1").arg(why));
+  }
+  if (cli.filters.given) {
+    window.selectTab(QStringLiteral("Filters"));
+    auto* filters = window.findChild<gpulab::gui::FiltersTab*>();
+    if (filters == nullptr) return fail(2, QStringLiteral("there is no Filters tab"));
+    if (!cli.filters.operation.isEmpty() && !filters->setOperation(cli.filters.operation))
+      return fail(2, QStringLiteral("--filters-op: there is no operation '%1'; operations: %2")
+                         .arg(cli.filters.operation, QString::fromStdString(gpulab::operationNames())));
+    // The region and the line are set once the photo is shown (they are clipped to it).
+    QObject::connect(
+        &window, &gpulab::gui::MainWindow::startupFinished, filters,
+        [filters, options = cli.filters] {
+          if (options.region) filters->setRegion(options.region);
+          if (options.line) filters->setProfileLine(options.line);
+        },
+        Qt::SingleShotConnection);
   }
   if (screenshot && cli.lab.given)  // the Lab's screenshot: the device panel, not the photo's docks
     for (const char* dock : {"photoDock", "timingsDock"})

@@ -17,6 +17,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <filesystem>
 
@@ -29,6 +30,7 @@
 #include "shell/resource_paths.hpp"
 #include "shell/theme.hpp"
 #include "widgets/device_panel.hpp"
+#include "widgets/histogram_panel.hpp"
 #include "widgets/image_view.hpp"
 #include "widgets/photo_info_panel.hpp"
 #include "widgets/timings_panel.hpp"
@@ -89,7 +91,9 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     QSettings settings;
     recent_ = settings.value(QStringLiteral("recentFiles")).toStringList();
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    settings.beginGroup(QStringLiteral("window/tabLayout"));
+    for (const QString& title : settings.childKeys()) tabLayouts_.insert(title, settings.value(title).toByteArray());
+    settings.endGroup();
   }
   rebuildRecentMenu();
   currentTabChanged();
@@ -106,17 +110,78 @@ MainWindow::~MainWindow() = default;
 // line below; tabs appear in this order, and `gpulab --tab NAME` selects them by title. If the tab
 // contains an ImageView, the View menu's zoom actions act on its first one.
 
+// The last argument names the docks that apply to the tab (their object names); the others are hidden
+// while it is shown.
+
 void MainWindow::registerTabs() {
+  const QString device = QStringLiteral("deviceDock"), photo = QStringLiteral("photoDock"),
+                timings = QStringLiteral("timingsDock"), histogram = QStringLiteral("histogramDock");
+  auto* filters = new FiltersTab(*services_);
   // clang-format off
-  addTab(new PhotoTab(*services_), tr("Photo"));
-  addTab(new FiltersTab(*services_), tr("Filters"));
-  addTab(new LabTab(*services_), tr("Lab"));
-  addTab(new FftTab(*services_), tr("FFT"));
-  addTab(new MandelbrotTab(*services_), tr("Mandelbrot"));
+  addTab(new PhotoTab(*services_), tr("Photo"), {device, photo, timings});
+  addTab(filters, tr("Filters"), {device, photo, timings, histogram});
+  addTab(new LabTab(*services_), tr("Lab"), {device});
+  addTab(new FftTab(*services_), tr("FFT"), {device, photo, timings});
+  addTab(new MandelbrotTab(*services_), tr("Mandelbrot"), {device});
   // clang-format on
+  histogramDock_->setWidget(&filters->histogramPanel());
+  editMenu_->addAction(filters->undoAction());
+  editMenu_->addAction(filters->redoAction());
+  toolBar_->addSeparator();
+  toolBar_->addAction(filters->undoAction());
+  toolBar_->addAction(filters->redoAction());
 }
 
-void MainWindow::addTab(QWidget* tab, const QString& title) { tabs_->addTab(tab, title); }
+void MainWindow::addTab(QWidget* tab, const QString& title, const QStringList& docks) {
+  tabs_->addTab(tab, title);
+  tabDocks_.insert(tab, docks);
+}
+
+QStringList MainWindow::docksOf(const QString& name) const {
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (tabs_->tabText(i).remove(QLatin1Char('&')).compare(name, Qt::CaseInsensitive) == 0)
+      return tabDocks_.value(tabs_->widget(i));
+  return {};
+}
+
+QStringList MainWindow::visibleDocks() const {
+  QStringList names;
+  for (QDockWidget* dock : findChildren<QDockWidget*>())
+    if (dock->toggleViewAction()->isChecked()) names << dock->objectName();  // tabbed behind another: open too
+  return names;
+}
+
+void MainWindow::switchDockLayout(int index) {
+  if (layoutTab_ >= 0 && layoutTab_ < tabs_->count()) {
+    const QString left = tabs_->tabText(layoutTab_).remove(QLatin1Char('&'));
+    tabLayouts_.insert(left, saveState());
+    if (options_.persistSettings) QSettings().setValue(QStringLiteral("window/tabLayout/") + left, saveState());
+  }
+  layoutTab_ = index;
+  if (index < 0) return;
+  const QString title = tabs_->tabText(index).remove(QLatin1Char('&'));
+  const QStringList docks = tabDocks_.value(tabs_->widget(index));
+  const auto saved = tabLayouts_.constFind(title);
+  if (saved != tabLayouts_.constEnd()) restoreState(*saved);
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+    const bool applies = docks.contains(dock->objectName());
+    dock->toggleViewAction()->setEnabled(applies);
+    if (!applies)
+      dock->hide();
+    else if (saved == tabLayouts_.constEnd())
+      dock->show();  // first visit: every dock that applies
+  }
+  // First visit of a tab with the Histogram: it goes in front of the Photo details it is tabbed with.
+  // (Later: before the window is first shown, its dock tab bar does not exist yet.)
+  if (saved == tabLayouts_.constEnd() && docks.contains(histogramDock_->objectName()))
+    QTimer::singleShot(0, histogramDock_, [this] {
+      histogramDock_->raise();
+      // Its three plots want height; the Device panel's few lines need little.
+      if (auto* device = findChild<QDockWidget*>(QStringLiteral("deviceDock"));
+          device != nullptr && device->isVisible())
+        resizeDocks({device, histogramDock_}, {180, 2 * height()}, Qt::Vertical);
+    });
+}
 
 bool MainWindow::selectTab(const QString& name) {
   for (int i = 0; i < tabs_->count(); ++i)
@@ -212,6 +277,8 @@ void MainWindow::createMenusAndToolBar() {
   file->addSeparator();
   file->addAction(quitAction_);
 
+  editMenu_ = menuBar()->addMenu(tr("&Edit"));  // Undo and Redo: the Filters tab's (registerTabs)
+
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   viewMenu_->addAction(zoomInAction_);
   viewMenu_->addAction(zoomOutAction_);
@@ -224,6 +291,7 @@ void MainWindow::createMenusAndToolBar() {
   help->addAction(aboutAction_);
 
   QToolBar* bar = addToolBar(tr("Main"));
+  toolBar_ = bar;
   bar->setObjectName(QStringLiteral("mainToolBar"));
   bar->setMovable(false);
   bar->setIconSize(QSize(20, 20));
@@ -257,6 +325,10 @@ void MainWindow::createDocks() {
     timings_->setOrientation(area == Qt::LeftDockWidgetArea || area == Qt::RightDockWidgetArea ? Qt::Vertical
                                                                                                : Qt::Horizontal);
   });
+  histogramDock_ = new QDockWidget(tr("Histogram"), this);
+  histogramDock_->setObjectName(QStringLiteral("histogramDock"));
+  addDockWidget(Qt::RightDockWidgetArea, histogramDock_);
+  tabifyDockWidget(photoDock, histogramDock_);
   resizeDocks({deviceDock}, {330}, Qt::Horizontal);
   resizeDocks({deviceDock, photoDock}, {230, 400}, Qt::Vertical);
   resizeDocks({timingsDock}, {250}, Qt::Vertical);
@@ -295,7 +367,8 @@ void MainWindow::startUp(const QString& file) {
     checkStartupFinished();
     return;
   }
-  open(path, !bundled, [this] {
+  open(path, !bundled, [this](const QString& error) {
+    startupError_ = error;
     startupPhotoDone_ = true;
     checkStartupFinished();
   });
@@ -303,7 +376,7 @@ void MainWindow::startUp(const QString& file) {
 
 void MainWindow::openFile(const QString& path) { open(path, true, {}); }
 
-void MainWindow::open(const QString& path, bool remember, std::function<void()> then) {
+void MainWindow::open(const QString& path, bool remember, std::function<void(const QString&)> then) {
   const QString name = QFileInfo(path).fileName();
   showMessage(tr("Opening %1...").arg(name), 0);
   engine_.submit(
@@ -313,17 +386,21 @@ void MainWindow::open(const QString& path, bool remember, std::function<void()> 
         if (remember) addRecent(path);
         showMessage(tr("Opened %1").arg(name));
         emit fileOpened(path);
-        if (then) then();
+        if (then) then({});
       },
       {.coalesceKey = QStringLiteral("open-photo"),
        .failed =
-           [this, then](const QString& why) {
-             reportError(tr("Could not open the photo: %1").arg(why));
-             if (then) then();
+           [this, then, name](const QString& why) {
+             // The photo on screen stays: the job threw before it replaced anything.
+             const QString message = photo_.hasPhoto()
+                                         ? tr("Could not open %1: %2. The current photo stays.").arg(name, why)
+                                         : tr("Could not open %1: %2").arg(name, why);
+             reportError(message);
+             if (then) then(tr("could not open the photo %1: %2").arg(name, why));
            },
        .cancelled =
            [then] {
-             if (then) then();
+             if (then) then({});
            }});
 }
 
@@ -375,7 +452,9 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   if (options_.persistSettings) {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    if (layoutTab_ >= 0)
+      settings.setValue(QStringLiteral("window/tabLayout/") + tabs_->tabText(layoutTab_).remove(QLatin1Char('&')),
+                        saveState());
   }
   event->accept();
 }
@@ -402,6 +481,7 @@ void MainWindow::photoChanged() {
 }
 
 void MainWindow::currentTabChanged() {
+  switchDockLayout(tabs_->currentIndex());
   disconnect(zoomConnection_);
   disconnect(pixelConnection_);
   ImageView* view = currentImageView();

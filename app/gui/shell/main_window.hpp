@@ -1,8 +1,10 @@
-// The application window: tabs in the centre (registered in main_window.cpp), the Device and
-// Timings docks, File / View / Help menus, recent files, drag and drop, and the status bar.
+// The application window: tabs in the centre (registered in main_window.cpp), the Device, Photo
+// details, Timings and Histogram docks (each tab shows those that apply to it, and its dock layout is
+// remembered per tab), File / Edit / View / Help menus, recent files, drag and drop, and the status bar.
 // It owns the Engine (worker thread) and never calls the engine itself.
 #pragma once
 
+#include <QHash>
 #include <QMainWindow>
 #include <QStringList>
 #include <functional>
@@ -13,9 +15,11 @@
 #include "shell/tab_services.hpp"
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QTabWidget;
+class QToolBar;
 
 namespace gpulab::gui {
 
@@ -52,6 +56,12 @@ class MainWindow : public QMainWindow {
   /// The ImageView of the current tab (the zoom actions act on it), or nullptr.
   ImageView* currentImageView() const;
   QString lastError() const { return lastError_; }
+  /// Why the photo start-up opened could not be opened; empty when it opened (or none was asked for).
+  QString startupError() const { return startupError_; }
+  /// The docks (object names) that apply to the tab titled `name`; the others are hidden on it.
+  QStringList docksOf(const QString& name) const;
+  /// The docks open now (object names), those tabbed behind another included.
+  QStringList visibleDocks() const;
 
   Engine& engine() noexcept { return engine_; }
   PhotoDocument& photo() noexcept { return photo_; }
@@ -73,13 +83,16 @@ class MainWindow : public QMainWindow {
 
  private:
   void registerTabs();
-  void addTab(QWidget* tab, const QString& title);
+  void addTab(QWidget* tab, const QString& title, const QStringList& docks);
   void createActions();
   void createMenusAndToolBar();
   void createDocks();
   void createStatusBar();
 
-  void open(const QString& path, bool remember, std::function<void()> then);
+  /// `then` gets the reason when the photo could not be opened (empty when it was, or was cancelled).
+  void open(const QString& path, bool remember, std::function<void(const QString&)> then);
+  /// Remembers the dock layout of the tab being left and sets up the one of the tab shown.
+  void switchDockLayout(int index);
   void openWithDialog();
   void saveWithDialog();
   void photoChanged();
@@ -108,6 +121,12 @@ class MainWindow : public QMainWindow {
   QAction* actualSizeAction_ = nullptr;
   QAction* aboutAction_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QMenu* editMenu_ = nullptr;
+  QToolBar* toolBar_ = nullptr;
+  QDockWidget* histogramDock_ = nullptr;
+  QHash<QWidget*, QStringList> tabDocks_;  // the docks that apply to each tab
+  QHash<QString, QByteArray> tabLayouts_;  // saveState() per tab title
+  int layoutTab_ = -1;                     // the tab whose layout is on screen
   QMenu* viewMenu_ = nullptr;
 
   QLabel* photoLabel_ = nullptr;
@@ -118,6 +137,7 @@ class MainWindow : public QMainWindow {
   QStringList recent_;
   QString currentFile_;
   QString lastError_;
+  QString startupError_;
   bool startupPhotoDone_ = false;
   bool startupDeviceDone_ = false;
   bool startupReported_ = false;

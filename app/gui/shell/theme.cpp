@@ -104,6 +104,25 @@ void drawIcon(QPainter& p, IconKind kind, const QColor& colour) {
       p.drawText(QRectF(2.5, 4.5, 19, 15), Qt::AlignCenter, QStringLiteral("1:1"));
       break;
     }
+    case IconKind::Undo:
+    case IconKind::Redo: {
+      // A curved arrow: back to the left for Undo, mirrored for Redo.
+      p.save();
+      if (kind == IconKind::Redo) {
+        p.translate(24, 0);
+        p.scale(-1, 1);
+      }
+      QPainterPath arc;
+      arc.moveTo(5, 10);
+      arc.lineTo(14, 10);
+      arc.cubicTo(18.5, 10, 20, 13, 20, 15);
+      arc.cubicTo(20, 17.5, 18, 19.5, 14.5, 19.5);
+      arc.lineTo(10, 19.5);
+      p.drawPath(arc);
+      p.drawPolyline(QPolygonF({QPointF(9, 5.5), QPointF(4.5, 10), QPointF(9, 14.5)}));
+      p.restore();
+      break;
+    }
   }
 }
 

@@ -12,7 +12,7 @@ namespace gpulab::gui {
 /// Sets the Fusion style and gpulab's dark palette on `app`.
 void applyTheme(QApplication& app);
 
-enum class IconKind { Open, Save, ZoomIn, ZoomOut, Fit, ActualSize };
+enum class IconKind { Open, Save, ZoomIn, ZoomOut, Fit, ActualSize, Undo, Redo };
 /// A line icon in `colour` (default: the application palette's button text).
 QIcon makeIcon(IconKind kind, QColor colour = {});
 

@@ -6,6 +6,7 @@
 #include <QTimer>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace gpulab::gui {
 namespace {
@@ -85,8 +86,16 @@ bool BeforeAfterView::nearSplit(QPointF point) const {
 
 void BeforeAfterView::paintEvent(QPaintEvent* event) {
   ImageView::paintEvent(event);  // the result (or the original alone) with zoom and pan
-  if (!hasResult() || before_.isNull()) return;
+  {
+    QPainter p(this);
+    paintSplit(p);
+  }
   QPainter p(this);
+  paintOverlays(p);
+}
+
+void BeforeAfterView::paintSplit(QPainter& p) {
+  if (!hasResult() || before_.isNull()) return;
   switch (mode_) {
     case Mode::After:
       paintLabel(p, afterLabel_, true);
@@ -198,24 +207,155 @@ void BeforeAfterView::paintLabel(QPainter& p, const QString& text, bool right) {
 // ---------------------------------------------------------------------------------------------
 // Mouse and keyboard
 
-bool BeforeAfterView::takesDrag(QPointF point, Qt::KeyboardModifiers) {
+bool BeforeAfterView::takesDrag(QPointF point, Qt::KeyboardModifiers modifiers) {
+  // A modifier picks the drawing whatever the tool: Shift a region, Ctrl a line.
+  Drawing want = Drawing::None;
+  if (modifiers & Qt::ShiftModifier)
+    want = Drawing::Region;
+  else if (modifiers & Qt::ControlModifier)
+    want = Drawing::Line;
+  else if (tool_ == Tool::Region)
+    want = Drawing::Region;
+  else if (tool_ == Tool::Line)
+    want = Drawing::Line;
+  if (want != Drawing::None && !photoSize().isEmpty()) {
+    drawing_ = want;
+    drawStart_ = photoPoint(point);
+    if (want == Drawing::Region) {
+      draft_ = regionBetween(drawStart_, drawStart_);
+      update();
+    }
+    setCursor(Qt::CrossCursor);
+    return true;
+  }
   if (!nearSplit(point)) return false;
+  drawing_ = Drawing::Split;
   setCursor(Qt::SplitHCursor);
   return true;
 }
 
-void BeforeAfterView::dragTo(QPointF point) { setSplitFraction(width() > 0 ? point.x() / width() : 0.5); }
+void BeforeAfterView::dragTo(QPointF point) {
+  switch (drawing_) {
+    case Drawing::Region:
+      draft_ = regionBetween(drawStart_, photoPoint(point));
+      update();
+      return;
+    case Drawing::Line:
+      setProfileLine(QLineF(drawStart_, photoPoint(point)));
+      return;
+    case Drawing::Split:
+    case Drawing::None:
+      setSplitFraction(width() > 0 ? point.x() / width() : 0.5);
+      return;
+  }
+}
+
+void BeforeAfterView::dragEnded(QPointF point) {
+  const Drawing drawing = std::exchange(drawing_, Drawing::None);
+  if (drawing == Drawing::Region) {
+    const QRect r = regionBetween(drawStart_, photoPoint(point));
+    draft_.reset();
+    // A click without a drag clears the region instead of making a 1x1 one.
+    setRegion(r.width() * r.height() > 1 ? std::optional<QRect>(r) : std::nullopt);
+  }
+  unsetCursor();
+}
+
+void BeforeAfterView::setTool(Tool tool) {
+  if (tool == tool_) return;
+  tool_ = tool;
+  emit toolChanged(tool_);
+}
+
+QSize BeforeAfterView::photoSize() const { return hasResult() ? after_.size() : before_.size(); }
+
+QPointF BeforeAfterView::photoPoint(QPointF widget) const { return imagePointAt(widget); }
+
+QPointF BeforeAfterView::widgetPoint(QPointF photo) const { return (photo - imagePointAt(QPointF(0, 0))) * zoom(); }
+
+QRect BeforeAfterView::regionBetween(QPointF a, QPointF b) const {
+  const QSize size = photoSize();
+  const int x0 = std::clamp(static_cast<int>(std::floor(std::min(a.x(), b.x()))), 0, size.width());
+  const int y0 = std::clamp(static_cast<int>(std::floor(std::min(a.y(), b.y()))), 0, size.height());
+  const int x1 = std::clamp(static_cast<int>(std::ceil(std::max(a.x(), b.x()))), 0, size.width());
+  const int y1 = std::clamp(static_cast<int>(std::ceil(std::max(a.y(), b.y()))), 0, size.height());
+  return QRect(x0, y0, std::max(1, x1 - x0), std::max(1, y1 - y0)).intersected(QRect(QPoint(0, 0), size));
+}
+
+void BeforeAfterView::setRegion(std::optional<QRect> region) {
+  if (region) {
+    *region = region->intersected(QRect(QPoint(0, 0), photoSize()));
+    if (region->isEmpty()) region.reset();
+  }
+  if (region == region_) return;
+  region_ = region;
+  update();
+  emit regionChanged();
+}
+
+void BeforeAfterView::setProfileLine(std::optional<QLineF> line) {
+  if (line == line_) return;
+  line_ = line;
+  update();
+  emit profileLineChanged();
+}
+
+void BeforeAfterView::paintOverlays(QPainter& p) {
+  const std::optional<QRect> region = draft_ ? draft_ : region_;
+  p.setRenderHint(QPainter::Antialiasing);
+  if (region) {
+    const QRectF r(widgetPoint(region->topLeft()),
+                   widgetPoint(QPointF(region->x() + region->width(), region->y() + region->height())));
+    QPainterPath outside;
+    outside.addRect(QRectF(rect()));
+    outside.addRect(r);
+    p.fillPath(outside, QColor(0, 0, 0, 80));  // even-odd: everything but the region is dimmed
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(QColor(0, 0, 0, 160), 3));
+    p.drawRect(r);
+    p.setPen(QPen(QColor(0xFF, 0xD5, 0x4F), 1.5, Qt::DashLine));
+    p.drawRect(r);
+    const QString text = tr("ROI %1x%2").arg(region->width()).arg(region->height());
+    const QFontMetrics metrics(p.font());
+    const QRectF box(r.left(), r.top() - metrics.height() - 6 < 0 ? r.top() + 2 : r.top() - metrics.height() - 6,
+                     metrics.horizontalAdvance(text) + 12, metrics.height() + 4);
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(0, 0, 0, 170));
+    p.drawRoundedRect(box, 3, 3);
+    p.setPen(QColor(0xFF, 0xD5, 0x4F));
+    p.drawText(box, Qt::AlignCenter, text);
+  }
+  if (line_) {
+    const QPointF a = widgetPoint(line_->p1()), b = widgetPoint(line_->p2());
+    p.setPen(QPen(QColor(0, 0, 0, 160), 4, Qt::SolidLine, Qt::RoundCap));
+    p.drawLine(a, b);
+    p.setPen(QPen(QColor(0x4D, 0xD0, 0xE1), 2, Qt::SolidLine, Qt::RoundCap));
+    p.drawLine(a, b);
+    p.setBrush(QColor(0x4D, 0xD0, 0xE1));
+    p.drawEllipse(a, 4, 4);
+    p.setBrush(Qt::white);
+    p.drawEllipse(b, 4, 4);
+  }
+}
 
 void BeforeAfterView::hovered(std::optional<QPointF> point) {
   ImageView::hovered(point);
   if (dragging()) return;
-  if (point && nearSplit(*point))
+  if (point && tool_ != Tool::Navigate && !photoSize().isEmpty())
+    setCursor(Qt::CrossCursor);
+  else if (point && nearSplit(*point))
     setCursor(Qt::SplitHCursor);
   else
     unsetCursor();
 }
 
 void BeforeAfterView::keyPressEvent(QKeyEvent* event) {
+  if (event->key() == Qt::Key_Escape && (region_ || tool_ != Tool::Navigate)) {
+    setRegion(std::nullopt);
+    setTool(Tool::Navigate);
+    event->accept();
+    return;
+  }
   if (event->key() == Qt::Key_Space && event->modifiers() == Qt::NoModifier && hasResult()) {
     if (!event->isAutoRepeat()) toggleOriginal();
     event->accept();

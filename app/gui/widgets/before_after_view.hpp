@@ -2,10 +2,16 @@
 // (original on the left, result on the right; drag the line or its handle), or either image alone.
 // Space toggles between the original alone and the previous view. Zoom and pan are ImageView's and
 // act on both images together; without a result it shows the original like an ImageView.
+// Two tools draw on the photo: a region (the Region tool, or a drag with Shift) that the Filters tab
+// limits its filter to, and a line (the Line tool, or a drag with Ctrl) whose profile the Histogram
+// panel plots. Esc clears the region and goes back to panning.
 #pragma once
 
 #include <QImage>
+#include <QLineF>
 #include <QPoint>
+#include <QRect>
+#include <optional>
 
 #include "widgets/image_view.hpp"
 
@@ -17,6 +23,9 @@ class BeforeAfterView : public ImageView {
  public:
   enum class Mode { Split, Before, After };
   Q_ENUM(Mode)
+  /// What a plain left-button drag does: pan (Navigate), draw a region, or draw a profile line.
+  enum class Tool { Navigate, Region, Line };
+  Q_ENUM(Tool)
 
   explicit BeforeAfterView(QWidget* parent = nullptr);
 
@@ -40,8 +49,23 @@ class BeforeAfterView : public ImageView {
   double splitFraction() const noexcept { return split_; }
   void setSplitFraction(double fraction);
 
+  Tool tool() const noexcept { return tool_; }
+  void setTool(Tool tool);
+  /// The region in photo pixels (inside the photo, at least 1x1), if one is drawn.
+  std::optional<QRect> region() const noexcept { return region_; }
+  /// Sets (clipped to the photo; nothing left: cleared) or clears the region.
+  void setRegion(std::optional<QRect> region);
+  /// The profile line in photo coordinates (pixel (i, j) covers [i, i + 1) x [j, j + 1)), if drawn.
+  std::optional<QLineF> profileLine() const noexcept { return line_; }
+  void setProfileLine(std::optional<QLineF> line);
+
  signals:
   void modeChanged(gpulab::gui::BeforeAfterView::Mode mode);
+  void toolChanged(gpulab::gui::BeforeAfterView::Tool tool);
+  /// The region was drawn (when the drag ends), set or cleared.
+  void regionChanged();
+  /// The profile line moved (while dragging too), was set or cleared.
+  void profileLineChanged();
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -49,6 +73,7 @@ class BeforeAfterView : public ImageView {
   // A drag that starts on the split line moves it; the cursor says so over the line.
   bool takesDrag(QPointF point, Qt::KeyboardModifiers modifiers) override;
   void dragTo(QPointF point) override;
+  void dragEnded(QPointF point) override;
   void hovered(std::optional<QPointF> point) override;
 
  private:
@@ -57,6 +82,13 @@ class BeforeAfterView : public ImageView {
   /// Paints the original where the result is shown, clipped to `clip` (widget coordinates).
   void paintBefore(QPainter& painter, const QRect& clip);
   void paintLabel(QPainter& painter, const QString& text, bool right);
+  void paintSplit(QPainter& painter);
+  void paintOverlays(QPainter& painter);
+  /// Photo coordinates of a widget point, and back.
+  QPointF photoPoint(QPointF widgetPoint) const;
+  QPointF widgetPoint(QPointF photoPoint) const;
+  QSize photoSize() const;
+  QRect regionBetween(QPointF a, QPointF b) const;
 
   QImage before_;
   QImage after_;
@@ -67,6 +99,14 @@ class BeforeAfterView : public ImageView {
   Mode mode_ = Mode::Split;
   Mode modeBeforeToggle_ = Mode::Split;
   double split_ = 0.5;
+
+  enum class Drawing { None, Split, Region, Line };
+  Tool tool_ = Tool::Navigate;
+  Drawing drawing_ = Drawing::None;
+  QPointF drawStart_;  // photo coordinates
+  std::optional<QRect> region_;
+  std::optional<QRect> draft_;  // the region while it is being drawn
+  std::optional<QLineF> line_;
 };
 
 }  // namespace gpulab::gui

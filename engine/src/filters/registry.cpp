@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "gpulab/filters/auto_levels.hpp"
 #include "gpulab/filters/box_blur.hpp"
 #include "gpulab/filters/canny.hpp"
 #include "gpulab/filters/conv_method.hpp"
@@ -20,8 +21,8 @@ namespace gpulab {
 const std::vector<OperationInfo>& imageOperations() {
   // One line per operation: a new filter adds its own here and appears in every front end.
   static const std::vector<OperationInfo> operations = {
-      boxBlurInfo(), sobelInfo(),   convolutionInfo(), gaussianInfo(),
-      medianInfo(),  unsharpInfo(), morphologyInfo(),  cannyInfo(),
+      boxBlurInfo(), sobelInfo(),      convolutionInfo(), gaussianInfo(),   medianInfo(),
+      unsharpInfo(), morphologyInfo(), cannyInfo(),       autoLevelsInfo(),
   };
   return operations;
 }

@@ -99,6 +99,11 @@ class Operation {
     return {};
   }
 
+  /// How far from an output pixel the input pixels it reads may lie, in pixels (a 3x3 filter: 1), so
+  /// that a region can be filtered with its surroundings as borders (core/roi.hpp); -1 when an output
+  /// pixel may depend on the whole image (FFT filters, auto-levels, a wrapping border), the default.
+  virtual int reach() const { return -1; }
+
   /// Throws std::invalid_argument with one sentence if this operation cannot take `in`
   /// (type not supported, a 'valid' output that would be empty, ...).
   virtual ImageShape outputShape(const ImageShape& in) const = 0;

@@ -59,6 +59,8 @@ class BoxBlur final : public Operation {
   BoxCpuMethod cpuMethod() const noexcept { return cpuMethod_; }
 
   std::string name() const override { return "box"; }
+  /// A wrapping border reads the opposite edge: the whole image.
+  int reach() const override { return border_.mode == BorderMode::Wrap ? -1 : radius_; }
   std::string describe() const override;
   ParamValues params() const override;
   /// "GPU path ring" on the GPU (the path the last run took); nothing on the CPU.

@@ -20,6 +20,7 @@
 // does not allocate once `out` has the output shape; it does not work in place (in != out).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,10 @@ class Conv2D final : public Operation {
   explicit Conv2D(const FilterSpec& spec);
 
   std::string name() const override { return "conv"; }
+  /// A wrapping border reads the opposite edge: the whole image.
+  int reach() const override {
+    return border_.mode == BorderMode::Wrap ? -1 : std::max(kernel_.width, kernel_.height) / 2;
+  }
   std::string describe() const override;
   ParamValues params() const override;
   ImageShape outputShape(const ImageShape& in) const override;

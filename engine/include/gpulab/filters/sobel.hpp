@@ -37,6 +37,8 @@ class Sobel final : public Operation {
   const Border& border() const noexcept { return border_; }
 
   std::string name() const override { return "sobel"; }
+  /// A wrapping border reads the opposite edge: the whole image.
+  int reach() const override { return border_.mode == BorderMode::Wrap ? -1 : 1; }
   std::string describe() const override;
   ParamValues params() const override;
   /// Throws std::invalid_argument for f64 or 2-channel input.
