@@ -128,6 +128,15 @@ std::vector<RoiCase> roiCases() {
       out.push_back({"box", {{"radius", "5"}, {"border", border}}, r, PixelType::F32, 1});
     }
   for (const PixelRect& r : rects) out.push_back({"auto-levels", {}, r, PixelType::U8, 4});
+  // The new filters' reach: a window too small by one pixel would change the region's edge.
+  for (const PixelRect& r : rects) {
+    out.push_back({"gaussian", {{"sigma", "1.5"}}, r, PixelType::F32, 1});
+    out.push_back({"gaussian", {{"sigma", "1.2"}, {"border", "constant"}}, r, PixelType::U8, 3});
+    out.push_back({"median", {{"size", "5"}}, r, PixelType::U8, 3});
+    out.push_back({"unsharp", {{"amount", "1.5"}, {"sigma", "2"}}, r, PixelType::U8, 1});
+    out.push_back({"morph", {{"morph", "open"}, {"shape", "ellipse"}, {"size", "5"}}, r, PixelType::U8, 1});
+    out.push_back({"morph", {{"morph", "close"}, {"size", "4"}}, r, PixelType::F32, 1});
+  }
   return out;
 }
 
@@ -147,4 +156,8 @@ TEST(Roi, ReachOfTheRegisteredFilters) {
       << "a wrapping border reads the opposite edge";
   EXPECT_EQ(findOperation("sobel").make({})->reach(), 1);
   EXPECT_EQ(findOperation("auto-levels").make({})->reach(), -1);
+  EXPECT_EQ(findOperation("median").make({{"size", "7"}})->reach(), 3);
+  EXPECT_EQ(findOperation("morph").make({{"morph", "open"}, {"size", "5"}})->reach(), 4) << "two passes";
+  EXPECT_EQ(findOperation("morph").make({{"size", "5"}})->reach(), 2);
+  EXPECT_EQ(findOperation("canny").make({})->reach(), -1) << "hysteresis follows edges across the image";
 }

@@ -151,6 +151,11 @@ OperationInfo gaussianInfo() {
   return info;
 }
 
+int GaussianBlur::reach() const {
+  if (border_.mode == BorderMode::Wrap) return -1;
+  return std::max(sizeFor(PixelType::U8), sizeFor(PixelType::F32)) / 2;
+}
+
 std::string GaussianBlur::describe() const {
   char text[64];
   std::snprintf(text, sizeof text, "gaussian sigma=%g ksize=%s ", sigma_,

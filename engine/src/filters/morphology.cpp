@@ -136,6 +136,12 @@ OperationInfo morphologyInfo() {
   return info;
 }
 
+int Morphology::reach() const {
+  if (border_ && border_->mode == BorderMode::Wrap) return -1;
+  const int radius = size_ / 2;
+  return op_ == MorphOp::Open || op_ == MorphOp::Close ? 2 * radius : radius;
+}
+
 std::string Morphology::describe() const {
   return "morph " + std::string(toString(op_)) + " " + std::string(toString(shape_)) + " " + std::to_string(size_) +
          " " + (border_ ? gpulab::describe(*border_) : std::string(kIgnore));

@@ -51,6 +51,8 @@ class GaussianBlur final : public Operation {
   const Border& border() const noexcept { return border_; }
 
   std::string name() const override { return "gaussian"; }
+  /// The larger of the u8 and f32 windows' radii (the image type is not known here); -1 with wrap.
+  int reach() const override;
   std::string describe() const override;
   ParamValues params() const override;
   ImageShape outputShape(const ImageShape& in) const override;

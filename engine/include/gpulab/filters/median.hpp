@@ -45,6 +45,7 @@ class Median final : public Operation {
   MedianSelect select() const noexcept { return select_; }
 
   std::string name() const override { return "median"; }
+  int reach() const override { return border_.mode == BorderMode::Wrap ? -1 : size_ / 2; }
   std::string describe() const override;
   ParamValues params() const override;
   /// "auto": the method follows the size and type. methodUsed: on the GPU "forgetful", "radix" or

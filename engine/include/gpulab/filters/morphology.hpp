@@ -54,6 +54,8 @@ class Morphology final : public Operation {
   int size() const noexcept { return size_; }
 
   std::string name() const override { return "morph"; }
+  /// Opening and closing are two passes, so they reach twice the element's radius; -1 with wrap.
+  int reach() const override;
   std::string describe() const override;
   ParamValues params() const override;
   ImageShape outputShape(const ImageShape& in) const override;

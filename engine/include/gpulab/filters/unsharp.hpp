@@ -31,6 +31,7 @@ class UnsharpMask final : public Operation {
   double threshold() const noexcept { return threshold_; }
 
   std::string name() const override { return "unsharp"; }
+  int reach() const override { return blur_.reach(); }
   std::string describe() const override;
   ParamValues params() const override;
   ImageShape outputShape(const ImageShape& in) const override;
