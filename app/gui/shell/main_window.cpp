@@ -23,6 +23,7 @@
 #include "fft/fft_tab.hpp"
 #include "filters/filters_tab.hpp"
 #include "gpulab/io/image_io.hpp"
+#include "lab/course_tab.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "photo/photo_tab.hpp"
@@ -111,6 +112,7 @@ void MainWindow::registerTabs() {
   addTab(new PhotoTab(*services_), tr("Photo"));
   addTab(new FiltersTab(*services_), tr("Filters"));
   addTab(new LabTab(*services_), tr("Lab"));
+  addTab(new CourseTab(*services_), tr("Course"));
   addTab(new FftTab(*services_), tr("FFT"));
   addTab(new MandelbrotTab(*services_), tr("Mandelbrot"));
   // clang-format on
