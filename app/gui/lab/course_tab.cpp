@@ -4,6 +4,7 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFontMetricsF>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -122,7 +123,8 @@ CourseResult tensorCores(const std::vector<std::int64_t>& sizes, int reps) {
     for (const lab::Record& rec :
          matmul.measurePrecisions(enumValues<lab::GemmPrecision>(), {n, n, n}, {reps, 2, false, false})) {
       r.rows.push_back({QString::number(n), QString::fromStdString(rec.dtype), QString::fromStdString(rec.device),
-                        num(rec.medianMs), fixed(rec.gflops / 1000, 1), sci(rec.relativeError),
+                        num(rec.medianMs), fixed(rec.gflops / 1000, 1),
+                        rec.note == "reference" ? QStringLiteral("reference") : sci(rec.relativeError),
                         QString::fromStdString(rec.params)});
       r.points.push_back({QString::fromStdString(rec.dtype), n, rec.gflops / 1000, rec.relativeError});
     }
@@ -270,8 +272,10 @@ void PrecisionPlot::paintEvent(QPaintEvent*) {
   }
   double top = 0;
   double lo = 1e-1, hi = 1e-16;
+  constexpr double kF64Roundoff = 1.1102230246251565e-16;  // 2^-53: where the reference is drawn
   for (const PrecisionPoint& pt : points_) {
     top = std::max(top, pt.tflops);
+    if (pt.relativeError <= 0) lo = std::min(lo, kF64Roundoff);
     if (pt.relativeError > 0) {
       lo = std::min(lo, pt.relativeError);
       hi = std::max(hi, pt.relativeError);
@@ -322,14 +326,33 @@ void PrecisionPlot::paintEvent(QPaintEvent*) {
                                           {"f16", QColor(148, 103, 189)}};
   int largest = 0;
   for (const PrecisionPoint& pt : points_) largest = std::max(largest, pt.n);
+  // Labels beside their points, moved left where they would leave the plot and down where they
+  // would cover one placed before.
+  std::vector<QRectF> placed;
+  const QFontMetricsF metrics(p.font());
   for (const PrecisionPoint& pt : points_) {
-    const QPointF c(mapX(pt.relativeError), mapY(pt.tflops));
+    const bool reference = pt.relativeError <= 0;
+    const QPointF c(mapX(reference ? kF64Roundoff : pt.relativeError), mapY(pt.tflops));
     const QColor colour = colours.value(pt.precision, Qt::gray);
     p.setPen(QPen(colour, 2));
     p.setBrush(pt.n == largest ? QBrush(colour) : Qt::NoBrush);
     p.drawEllipse(c, 5, 5);
-    p.setPen(palette().text().color());
-    p.drawText(c + QPointF(8, -6), QStringLiteral("%1 %2: %3").arg(pt.precision).arg(pt.n).arg(fixed(pt.tflops, 1)));
+    const QString label = QStringLiteral("%1 %2: %3%4")
+                              .arg(pt.precision)
+                              .arg(pt.n)
+                              .arg(fixed(pt.tflops, 1))
+                              .arg(reference ? tr(" (the reference, at 2^-53)") : QString());
+    QRectF box(c + QPointF(8, -metrics.height() - 2), QSizeF(metrics.horizontalAdvance(label) + 2, metrics.height()));
+    if (box.right() > width() - 4) box.moveRight(c.x() - 8);
+    for (int tries = 0; tries < 12; ++tries) {
+      const bool overlaps =
+          std::any_of(placed.begin(), placed.end(), [&](const QRectF& other) { return other.intersects(box); });
+      if (!overlaps) break;
+      box.translate(0, metrics.height());
+    }
+    placed.push_back(box);
+    p.setPen(colour.darker(130));  // the label in its point's colour: no doubt which is which
+    p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, label);
   }
 }
 
@@ -490,7 +513,7 @@ void CourseTab::run() {
         throw std::logic_error("unknown study");
       },
       [this](CourseResult result) {
-        show(result);
+        showResult(result);
         finish(result.failedChecks > 0 ? tr("%1 results outside their tolerance.").arg(result.failedChecks)
                                        : tr("Done: %1 rows.").arg(result.rows.size()),
                result.failedChecks > 0);
@@ -506,7 +529,7 @@ void CourseTab::cancel() {
   job_.cancel();
 }
 
-void CourseTab::show(const CourseResult& result) {
+void CourseTab::showResult(const CourseResult& result) {
   result_ = result;
   table_->clear();
   table_->setColumnCount(static_cast<int>(result.headers.size()));

@@ -97,7 +97,7 @@ class CourseTab : public QWidget {
  private:
   void buildUi();
   void studyChanged();
-  void show(const CourseResult& result);
+  void showResult(const CourseResult& result);
   void finish(const QString& message, bool isError);
 
   TabServices& services_;

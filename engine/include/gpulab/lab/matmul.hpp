@@ -104,7 +104,8 @@ class MatmulLab : public LabBase {
   /// precision, each timed on the GPU like measure() (records: experiment "matmul", variant
   /// "precision", impl "cublas", dtype the precision's name, GFLOP/s) with its relative error
   /// (Frobenius) against cuBLAS's float64 product of those inputs, which the error therefore
-  /// includes the rounding of the inputs to bf16/f16/tf32. GPU only (std::runtime_error without).
+  /// includes the rounding of the inputs to bf16/f16/tf32; the f64 record is that reference (error 0,
+  /// Record::note "reference"). GPU only (std::runtime_error without).
   std::vector<Record> measurePrecisions(const std::vector<GemmPrecision>& precisions, const MatmulShape& shape,
                                         const MeasureOptions& options);
 
