@@ -143,7 +143,8 @@ void matmulTable(const CLI::App& cmd, const CourseCommon& c, const CourseOptions
       std::fflush(stdout);
     }
   });
-  std::printf("\n(* the CPU time in that speedup is the estimate of a skipped run)\n");
+  if (std::any_of(rows.begin(), rows.end(), [](const lab::MatmulTableRow& r) { return r.speedupEstimated; }))
+    std::printf("\n(* the CPU time in that speedup is the estimate of a skipped run)\n");
   std::printf("devices: GPU rows ran on %s, CPU rows on %s\n",
               rows.empty() || !rows.front().gpu ? "-" : rows.front().device.c_str(),
               cpuLabel(lab::MatmulLab::blasThreads()).c_str());
