@@ -16,11 +16,13 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/lab/lab.hpp"
 #include "gpulab/lab/matmul.hpp"
 #include "gpulab/lab/transfer.hpp"
 #include "lab_course.hpp"
+#include "lab_studies.hpp"
 
 namespace gpulab::cli {
 
@@ -94,7 +96,8 @@ nlohmann::json toJson(const lab::Record& r) {
                       {"ceiling_name", r.ceilingName},
                       {"ceiling_how", r.ceilingHow},
                       {"percent_of_ceiling", r.percentOfCeiling()},
-                      {"note", r.note}};
+                      {"note", r.note},
+                      {"device", r.device}};
   if (r.experiment == "matmul")
     j["gflops"] = r.gflops;
   else
@@ -210,11 +213,12 @@ void run(const LabOptions& o) {
   }
 
   const DeviceReport devices = queryDevices();
-  std::printf("lab %s, %s, median of %d runs after %d warm-up, on %s\n", o.experiment.c_str(),
+  std::printf("lab %s, %s, median of %d runs after %d warm-up, on %s; CPU side: %s\n", o.experiment.c_str(),
               std::string(toString(request.dtype)).c_str(), request.reps, request.warmup,
               devices.available()
-                  ? (devices.devices.front().name + " (CUDA " + formatCudaVersion(devices.runtimeVersion) + ")").c_str()
-                  : "the CPU");
+                  ? (selectedDeviceLabel() + " (CUDA " + formatCudaVersion(devices.runtimeVersion) + ")").c_str()
+                  : "the CPU",
+              cpuLabel().c_str());
   if (!devices.available()) std::printf("note: %s; only the CPU implementations run\n", devices.status.c_str());
   if (request.experiment == lab::Experiment::Matmul)
     std::printf("cpu_blas: OpenBLAS, %d threads; cublas: CUBLAS_DEFAULT_MATH (float32 stays float32, no TF32)\n",
@@ -248,11 +252,15 @@ void run(const LabOptions& o) {
                           {"cuda_available", devices.available()},
                           {"cuda_runtime", formatCudaVersion(devices.runtimeVersion)},
                           {"blas_threads", lab::MatmulLab::blasThreads()}};
-    doc["device"] = devices.available()
-                        ? nlohmann::json{{"name", devices.devices.front().name},
-                                         {"compute_capability", devices.devices.front().computeCapability()},
-                                         {"multiprocessors", devices.devices.front().multiprocessors}}
-                        : nlohmann::json(nullptr);
+    doc["device"] =
+        devices.available()
+            ? nlohmann::json{{"index", selectedDevice()},
+                             {"name", devices.devices.at(selectedDevice()).name},
+                             {"label", selectedDeviceLabel()},
+                             {"compute_capability", devices.devices.at(selectedDevice()).computeCapability()},
+                             {"multiprocessors", devices.devices.at(selectedDevice()).multiprocessors}}
+            : nlohmann::json(nullptr);
+    doc["cpu"] = cpuLabel();
     doc["ceilings"] = nlohmann::json::array();
     for (const CeilingLine& c : ceilings)
       doc["ceilings"].push_back({{"name", c.name}, {"how", c.how}, {"unit", c.unit}, {"min", c.low}, {"max", c.high}});
@@ -303,15 +311,17 @@ void run(const LabOptions& o) {
 
 void registerLab(CLI::App& app) {
   auto options = std::make_shared<LabOptions>();
-  auto* cmd = app.add_subcommand("lab",
-                                 "GPU-computing lab: matrix product, transpose, transfers, elementwise and reductions, "
-                                 "CPU against GPU; custom kernels, memory pools and timing pitfalls");
-  std::vector<std::string> experiments = enumNameList<lab::Experiment>();
+  auto* cmd =
+      app.add_subcommand("lab",
+                         "GPU-computing lab: matrix product, transpose, transfers, elementwise and reductions, "
+                         "CPU against GPU; the course's studies; custom kernels, memory pools and timing pitfalls");
+  std::vector<std::string> experiments = labExperimentNames(enumNameList<lab::Experiment>());
   experiments.insert(experiments.end(), courseLabNames().begin(), courseLabNames().end());
   cmd->add_option("experiment", options->experiment,
-                  "matmul, transpose, transfer, elementwise or reduce (size sweeps); custom (kernels compiled at "
-                  "run time with NVRTC), pool (cudaMalloc against the memory pool), timing (timing pitfalls and the "
-                  "cold start)")
+                  "matmul, transpose, transfer, elementwise or reduce (size sweeps); the course's studies: " +
+                      courseExperimentList() +
+                      "; custom (kernels compiled at run time with NVRTC), pool (cudaMalloc against the memory "
+                      "pool), timing (timing pitfalls and the cold start)")
       ->required()
       ->check(CLI::IsMember(experiments));
   cmd->add_option("--sizes", options->sizes,
@@ -338,8 +348,14 @@ void registerLab(CLI::App& app) {
   cmd->add_option("--warmup", options->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
   cmd->add_option("--iterations", options->iterations, "transfer pattern: compute steps")->check(CLI::Range(1, 100000));
   cmd->add_option("--json", options->jsonPath, "Write the records and crossovers as JSON to this file");
+  auto studies = registerCourseOptions(*cmd);
   auto course = addCourseLabOptions(*cmd);
-  cmd->callback([options, cmd, course] {
+  cmd->callback([options, cmd, course, studies] {
+    if (isCourseExperiment(options->experiment))
+      return runCourseExperiment(*cmd,
+                                 {options->experiment, options->sizes, options->dtype, options->ops, options->reps,
+                                  options->warmup, options->jsonPath},
+                                 *studies);
     const auto& names = courseLabNames();
     if (std::find(names.begin(), names.end(), options->experiment) == names.end()) return run(*options);
     course(options->experiment, {.dtype = cmd->count("--dtype") ? options->dtype : std::string(),

@@ -336,7 +336,7 @@ void bench(const MandelbrotArgs& a) {
   const bool gpuRun = useGpu(a.device);
   const MeasurePolicy policy = MeasurePolicy::benchmark(a.reps > 0 ? a.reps : 20);
   if (gpuRun)
-    std::printf("device: %s\n", queryDevices().devices.front().name.c_str());
+    std::printf("device: %s\n", queryDevices().devices.at(selectedDevice()).name.c_str());
   else
     std::printf("no GPU (%s): the CPU rows run, the GPU rows are skipped\n",
                 a.device == "cpu" ? "--device cpu" : queryDevices().status.c_str());
@@ -411,7 +411,8 @@ void bench(const MandelbrotArgs& a) {
   }
   if (!a.json.empty()) {
     nlohmann::json report = jsonReport(
-        gpuRun ? std::optional<DeviceInfo>(queryDevices().devices.front()) : std::optional<DeviceInfo>(), std::nullopt);
+        gpuRun ? std::optional<DeviceInfo>(queryDevices().devices.at(selectedDevice())) : std::optional<DeviceInfo>(),
+        std::nullopt);
     report["records"] = records;
     writeJson(report, a.json);
     std::printf("wrote %s\n", a.json.c_str());

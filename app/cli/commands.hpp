@@ -14,6 +14,8 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// --gpu N and --cpu-threads 1|all|N on the app (call before registering the subcommands).
+void registerGlobalOptions(CLI::App& app);
 void registerInfo(CLI::App& app);
 void registerMandelbrot(CLI::App& app);
 void registerLab(CLI::App& app);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gpulab-cli: GPU image processing and GPU-computing lab, headless"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION_STRING);
+  gpulab::cli::registerGlobalOptions(app);
   gpulab::cli::registerInfo(app);
   gpulab::cli::registerMandelbrot(app);
   gpulab::cli::registerLab(app);

@@ -147,12 +147,13 @@ TEST(LabRecord, CsvCarriesTheCeilingHowAndTheNote) {
   r.ceilingName = "DRAM copy";
   r.ceilingHow = "fastest of 20 copies, at the start";
   r.note = kInL2Note;
+  r.device = "GPU 0 (Test GPU)";
   const std::string header = csvHeader();
   const std::string row = toCsvRow(r);
   EXPECT_NE(header.find(",ceiling_how,"), std::string::npos) << header;
-  EXPECT_EQ(header.substr(header.size() - 5), ",note") << header;
+  EXPECT_EQ(header.substr(header.size() - 12), ",note,device") << header;
   EXPECT_NE(row.find(",DRAM copy,\"fastest of 20 copies, at the start\","), std::string::npos) << row;
-  EXPECT_EQ(row.substr(row.size() - 6), ",in L2") << row;
+  EXPECT_EQ(row.substr(row.size() - 23), ",in L2,GPU 0 (Test GPU)") << row;
   EXPECT_NE(row.find(",40,"), std::string::npos) << row;  // 1200 of 3000 GB/s
 }
 

@@ -199,7 +199,7 @@ void FiltersTab::queryDevice() {
       [](WorkerContext& ctx) {
         DeviceAnswer a;
         a.gpu = ctx.hasGpu();
-        if (a.gpu && !ctx.devices().devices.empty()) a.name = QString::fromStdString(ctx.devices().devices[0].name);
+        if (a.gpu) a.name = QString::fromStdString(ctx.devices().devices.at(ctx.gpu().device()).name);
         if (!a.gpu) a.why = ctx.gpuError();
         a.cpuThreads = gpulab::cpuThreads();
         return a;

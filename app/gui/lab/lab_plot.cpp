@@ -114,11 +114,13 @@ std::vector<LabPlot::Series> LabPlot::series() const {
   std::vector<QString> order;
   std::map<QString, std::map<double, double>> solid, dashed, ceiling;
   std::map<QString, bool> gpu;
+  std::map<QString, QString> cpuDevice;  // "CPU (16 threads)": the CPU lines say how many threads
   for (const lab::Record& r : records_) {
     if (QString::fromStdString(r.variant) != variant_) continue;
     const QString impl = QString::fromStdString(r.impl);
     if (std::find(order.begin(), order.end(), impl) == order.end()) order.push_back(impl);
     gpu[impl] = r.gpu;
+    if (!r.gpu && !r.device.empty()) cpuDevice[impl] = QString::fromStdString(r.device);
     if (mode_ == Mode::Time) {
       if (r.withCopies)
         dashed[impl][r.size] = r.medianMs;  // measured as a whole: replaces the sum of parts
@@ -153,8 +155,9 @@ std::vector<LabPlot::Series> LabPlot::series() const {
   for (const QString& impl : order) {
     const QColor colour = colourOf(impl);
     const bool hasSolid = solid.count(impl) && !solid[impl].empty();
+    const QString legend = cpuDevice.count(impl) ? impl + QStringLiteral(", ") + cpuDevice[impl] : impl;
     if (hasSolid)
-      add(gpu[impl] && mode_ == Mode::Time && dashed.count(impl) ? impl + tr(" compute") : impl, impl, colour, false,
+      add(gpu[impl] && mode_ == Mode::Time && dashed.count(impl) ? impl + tr(" compute") : impl, legend, colour, false,
           solid[impl]);
     if (dashed.count(impl))
       add(hasSolid ? impl + tr(" with copies") : impl, hasSolid ? QString() : impl, colour, hasSolid, dashed[impl]);

@@ -211,10 +211,10 @@ void LabTab::buildUi() {
 
   table_ = new QTableWidget;
   table_->setObjectName(QStringLiteral("labTable"));
-  const QStringList headers = {tr("Variant"),     tr("Implementation"), tr("Type"),       tr("Size"),
-                               tr("Median ms"),   tr("Min ms"),         tr("Max ms"),     tr("Upload ms"),
-                               tr("Download ms"), tr("End to end ms"),  tr("Rate"),       tr("% of ceiling"),
-                               tr("Note"),        tr("Ceiling"),        tr("Rel. error"), tr("Parameters")};
+  const QStringList headers = {
+      tr("Variant"), tr("Implementation"), tr("Type"),        tr("Size"),          tr("Median ms"), tr("Min ms"),
+      tr("Max ms"),  tr("Upload ms"),      tr("Download ms"), tr("End to end ms"), tr("Rate"),      tr("% of ceiling"),
+      tr("Note"),    tr("Ceiling"),        tr("Rel. error"),  tr("Parameters"),    tr("Device")};
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setHorizontalHeaderLabels(headers);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -508,7 +508,8 @@ void LabTab::showRecords() {
         QString::fromStdString(r.note),
         r.ceiling > 0 ? number(r.ceiling) + QLatin1Char(' ') + QString::fromStdString(r.ceilingName) : QString(),
         r.relativeError >= 0 ? QString::number(r.relativeError, 'g', 3) : QString(),
-        QString::fromStdString(r.params)};
+        QString::fromStdString(r.params),
+        QString::fromStdString(r.device)};
     for (int col = 0; col < static_cast<int>(cells.size()); ++col) {
       auto* item = new QTableWidgetItem(cells[col]);
       if ((col >= 4 && col <= 11) || col == 14) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

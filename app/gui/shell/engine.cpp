@@ -20,13 +20,27 @@ WorkerContext::WorkerContext(Publish publishPhoto) : publish_(std::move(publishP
   devices_ = gpulab::queryDevices();
   if (!devices_.available()) return;
   try {
-    gpu_ = std::make_unique<gpulab::GpuContext>(0);
+    gpu_ = std::make_unique<gpulab::GpuContext>(gpulab::selectedDevice());
   } catch (const std::exception& e) {
     gpuError_ = QString::fromStdString(e.what());
   }
 }
 
 WorkerContext::~WorkerContext() = default;
+
+void WorkerContext::selectDevice(int index) {
+  gpulab::selectDevice(index);  // throws for a device that does not exist, before anything changes
+  if (gpu_ && gpu_->device() == index) return;
+  devicePhoto_ = {};  // the old device's memory goes back first
+  gpu_.reset();
+  gpuError_.clear();
+  try {
+    gpu_ = std::make_unique<gpulab::GpuContext>(index);
+  } catch (const std::exception& e) {
+    gpuError_ = QString::fromStdString(e.what());
+  }
+  if (photo_) setPhoto(gpulab::Image(*photo_), source_);
+}
 
 gpulab::GpuContext& WorkerContext::gpu() {
   if (!gpu_) throw std::logic_error("this job needs a GPU, and gpulab runs CPU only here");
@@ -100,6 +114,7 @@ void WorkerContext::setPhoto(gpulab::Image image, gpulab::DeviceImage resident, 
 
 void WorkerContext::publish(const QString& source, std::optional<gpulab::Measurement> upload, QString gpuNote) {
   gpuNote_ = gpuNote;
+  source_ = source;
   PhotoUpdate update;
   update.generation = ++generation_;
   update.source = source;

@@ -24,6 +24,7 @@
 #include "fft/fft_tab.hpp"
 #include "filters/filters_tab.hpp"
 #include "gpulab/io/image_io.hpp"
+#include "lab/course_tab.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "photo/photo_tab.hpp"
@@ -121,6 +122,7 @@ void MainWindow::registerTabs() {
   addTab(new PhotoTab(*services_), tr("Photo"), {device, photo, timings});
   addTab(filters, tr("Filters"), {device, photo, timings, histogram});
   addTab(new LabTab(*services_), tr("Lab"), {device});
+  addTab(new CourseTab(*services_), tr("Course"), {device});
   addTab(new FftTab(*services_), tr("FFT"), {device, photo, timings});
   addTab(new MandelbrotTab(*services_), tr("Mandelbrot"), {device});
   // clang-format on

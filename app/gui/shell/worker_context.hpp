@@ -52,8 +52,8 @@ class WorkerContext {
  public:
   using Publish = std::function<void(PhotoUpdate)>;
 
-  /// Created on the worker thread. Opens device 0 when cudaAvailable(); a failure to do so is kept
-  /// as gpuError() and the context runs CPU only.
+  /// Created on the worker thread. Opens the selected device (0 unless chosen) when cudaAvailable(); a failure to do so
+  /// is kept as gpuError() and the context runs CPU only.
   explicit WorkerContext(Publish publishPhoto);
   ~WorkerContext();
   WorkerContext(const WorkerContext&) = delete;
@@ -67,6 +67,11 @@ class WorkerContext {
   const gpulab::DeviceReport& devices() const noexcept { return devices_; }
   /// Why there is no GpuContext although a device was found (creation failed); empty otherwise.
   const QString& gpuError() const noexcept { return gpuError_; }
+  /// Makes GPU `index` the one the engine computes on (gpulab::selectDevice: every later GpuContext
+  /// and lab experiment) and reopens this context there; a current photo is uploaded to it again
+  /// and published. Throws std::invalid_argument (one sentence listing the devices) for an index
+  /// that does not exist; the previous device stays in use then.
+  void selectDevice(int index);
 
   // --- the current photo ---------------------------------------------------------------------
   bool hasPhoto() const noexcept { return photo_ != nullptr; }
@@ -111,6 +116,7 @@ class WorkerContext {
   std::shared_ptr<const gpulab::Image> photo_;
   gpulab::DeviceImage devicePhoto_;
   QString gpuNote_;
+  QString source_;  // the current photo's, for publishing it again on another device
   quint64 generation_ = 0;
 
   // Set by EngineWorker around each job.

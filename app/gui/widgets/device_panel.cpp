@@ -1,11 +1,15 @@
 #include "widgets/device_panel.hpp"
 
+#include <QComboBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QSignalBlocker>
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "shell/engine.hpp"
@@ -18,7 +22,11 @@ DeviceSnapshot DeviceSnapshot::capture(WorkerContext& ctx) {
   const gpulab::DeviceReport& report = ctx.devices();
   s.runtimeVersion = QString::fromStdString(gpulab::formatCudaVersion(report.runtimeVersion));
   s.driverVersion = QString::fromStdString(gpulab::formatCudaVersion(report.driverVersion));
-  s.cpuThreads = gpulab::cpuThreads();  // what the OpenCV baselines run on
+  s.cpuThreads = gpulab::cpuThreadSetting();  // what the baselines run on (OpenCV, OpenBLAS, rows)
+  s.cpuCores = gpulab::cpuCores();
+  for (const gpulab::DeviceInfo& d : report.devices)
+    s.devices << QStringLiteral("GPU %1: %2").arg(d.index).arg(QString::fromStdString(d.name));
+  s.selectedDevice = gpulab::selectedDevice();
   if (!ctx.hasGpu()) {
     s.status = report.available() ? QStringLiteral("the GPU could not be opened (%1): CPU only").arg(ctx.gpuError())
                                   : QString::fromStdString(report.status);
@@ -58,7 +66,25 @@ DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
       memoryText_(new QLabel),
       memoryBar_(new QProgressBar),
       cuda_(new QLabel),
-      cpu_(new QLabel) {
+      cpu_(new QLabel),
+      devicePicker_(new QComboBox),
+      threadsPicker_(new QComboBox) {
+  devicePicker_->setObjectName(QStringLiteral("devicePicker"));
+  devicePicker_->setToolTip(tr("The GPU every tab computes on; records name it"));
+  devicePicker_->hide();
+  threadsPicker_->setObjectName(QStringLiteral("cpuThreadsPicker"));
+  threadsPicker_->setToolTip(
+      tr("Threads of every CPU baseline (OpenCV, OpenBLAS, the row scheduler);\n"
+         "the course compares with single-threaded NumPy in places"));
+  {
+    const int cores = gpulab::cpuCores();
+    threadsPicker_->addItem(tr("All cores (%1)").arg(cores), 0);
+    for (int n = 1; n < cores; n *= 2) threadsPicker_->addItem(n == 1 ? tr("1 thread") : tr("%1 threads").arg(n), n);
+  }
+  connect(devicePicker_, &QComboBox::activated, this,
+          [this](int row) { selectDevice(devicePicker_->itemData(row).toInt()); });
+  connect(threadsPicker_, &QComboBox::activated, this,
+          [this](int row) { setCpuThreads(threadsPicker_->itemData(row).toInt()); });
   QFont big = headline_->font();
   big.setBold(true);
   big.setPointSizeF(big.pointSizeF() * 1.15);
@@ -85,9 +111,14 @@ DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(10, 8, 10, 10);
   layout->setSpacing(8);
+  layout->addWidget(devicePicker_);
   layout->addWidget(headline_);
   layout->addWidget(detail_);
   layout->addLayout(form_);
+  auto* threadsRow = new QHBoxLayout;
+  threadsRow->addWidget(new QLabel(tr("CPU baselines")));
+  threadsRow->addWidget(threadsPicker_, 1);
+  layout->addLayout(threadsRow);
   layout->addStretch();
 
   for (int row = 0; row < form_->rowCount(); ++row) form_->setRowVisible(row, false);
@@ -106,6 +137,28 @@ void DevicePanel::refresh() {
        .failed = [this](const QString& message) { showError(message); }});
 }
 
+void DevicePanel::selectDevice(int index) {
+  engine_.submit(
+      this,
+      [index](WorkerContext& ctx) {
+        ctx.selectDevice(index);
+        return DeviceSnapshot::capture(ctx);
+      },
+      [this](const DeviceSnapshot& s) { display(s); },
+      {.failed = [this](const QString& message) { showError(message); }});
+}
+
+void DevicePanel::setCpuThreads(int threads) {
+  engine_.submit(
+      this,
+      [threads](WorkerContext& ctx) {
+        gpulab::setCpuThreads(threads);
+        return DeviceSnapshot::capture(ctx);
+      },
+      [this](const DeviceSnapshot& s) { display(s); },
+      {.failed = [this](const QString& message) { showError(message); }});
+}
+
 QString DevicePanel::summary() const {
   if (!valid_) return {};
   return snapshot_.gpu ? snapshot_.name : tr("CPU only");
@@ -116,6 +169,15 @@ void DevicePanel::display(const DeviceSnapshot& s) {
   valid_ = true;
   cuda_->setText(QStringLiteral("%1 / %2").arg(s.runtimeVersion, s.driverVersion));
   cpu_->setText(QString::number(s.cpuThreads));
+  {
+    const QSignalBlocker block(devicePicker_);
+    devicePicker_->clear();
+    for (int i = 0; i < s.devices.size(); ++i) devicePicker_->addItem(s.devices[i], i);
+    devicePicker_->setCurrentIndex(s.selectedDevice);
+    devicePicker_->setVisible(!s.devices.isEmpty());
+    const int row = threadsPicker_->findData(s.cpuThreads == s.cpuCores ? 0 : s.cpuThreads);
+    if (row >= 0) threadsPicker_->setCurrentIndex(row);
+  }
   if (s.gpu) {
     headline_->setText(s.name);
     detail_->hide();

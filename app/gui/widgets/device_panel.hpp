@@ -1,11 +1,15 @@
 // The Device dock: the GPU the engine uses (name, compute capability, SMs, memory in use), or
-// "no CUDA device: CPU only" with the reason, and the CPU threads the baselines use. Every query
-// runs on the engine's worker thread; memory is refreshed every 2 s.
+// "no CUDA device: CPU only" with the reason, and the CPU threads the baselines use. Two pickers
+// choose them for the whole app: the GPU (every device of the machine, gpulab::selectDevice through
+// WorkerContext::selectDevice) and the CPU threads (one, a few, or all cores: gpulab::setCpuThreads).
+// Every query and change runs on the engine's worker thread; memory is refreshed every 2 s.
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
+class QComboBox;
 class QFormLayout;
 class QLabel;
 class QProgressBar;
@@ -30,6 +34,9 @@ struct DeviceSnapshot {
   QString driverVersion;   ///< "13.0", or "none"
   QString status;          ///< why CPU only; empty with a GPU
   int cpuThreads = 0;
+  int cpuCores = 0;
+  QStringList devices;     ///< "GPU 0: NVIDIA H100 80GB HBM3", one per device of the machine
+  int selectedDevice = 0;  ///< the one in use
 
   /// Runs on the worker thread (a job body).
   static DeviceSnapshot capture(WorkerContext& ctx);
@@ -56,6 +63,10 @@ class DevicePanel : public QWidget {
 
  public slots:
   void refresh();
+  /// Computes on GPU `index` from now on (a worker job; refreshed() follows, or the reason shows).
+  void selectDevice(int index);
+  /// The CPU baselines' threads from now on: 0 for all cores, else a count.
+  void setCpuThreads(int threads);
 
  signals:
   void refreshed();
@@ -77,6 +88,8 @@ class DevicePanel : public QWidget {
   QProgressBar* memoryBar_;
   QLabel* cuda_;
   QLabel* cpu_;
+  QComboBox* devicePicker_;
+  QComboBox* threadsPicker_;
 };
 
 }  // namespace gpulab::gui

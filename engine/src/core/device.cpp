@@ -2,7 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <mutex>
+#include <stdexcept>
 
 #include "gpulab/kernels/cuda_check.hpp"
 
@@ -62,6 +64,56 @@ bool cudaAvailable() {
     return ok;
   }();
   return available;
+}
+
+namespace {
+std::atomic<int> gSelectedDevice{0};
+}  // namespace
+
+std::string deviceListText(const DeviceReport& report) {
+  if (!report.available()) return report.status.empty() ? std::string("no CUDA device") : report.status;
+  std::string text;
+  for (const DeviceInfo& d : report.devices) {
+    if (!text.empty()) text += ", ";
+    text += "GPU " + std::to_string(d.index) + " (" + d.name + ")";
+  }
+  return text;
+}
+
+void selectDevice(int index) {
+  const DeviceReport report = queryDevices();
+  const int count = static_cast<int>(report.devices.size());
+  if (index < 0 || index >= count) {
+    if (count == 0)
+      throw std::invalid_argument("there is no GPU " + std::to_string(index) + ": this machine has no CUDA device (" +
+                                  deviceListText(report) + ")");
+    throw std::invalid_argument("there is no GPU " + std::to_string(index) + ": this machine has " +
+                                deviceListText(report));
+  }
+  gSelectedDevice.store(index);
+  GPULAB_CUDA_CHECK(cudaSetDevice(index));
+}
+
+int selectedDevice() noexcept { return gSelectedDevice.load(); }
+
+void activateSelectedDevice() {
+  if (!cudaAvailable()) return;
+  GPULAB_CUDA_CHECK(cudaSetDevice(selectedDevice()));
+}
+
+std::string selectedDeviceLabel() {
+  if (!cudaAvailable()) return "no GPU";
+  static std::mutex mutex;
+  static std::vector<std::string> names;  // by index, filled on first use
+  const int index = selectedDevice();
+  std::lock_guard lock(mutex);
+  if (static_cast<int>(names.size()) <= index) names.resize(index + 1);
+  if (names[index].empty()) {
+    cudaDeviceProp prop{};
+    GPULAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+    names[index] = prop.name;
+  }
+  return "GPU " + std::to_string(index) + " (" + names[index] + ")";
 }
 
 MemoryUsage deviceMemory(int device) {

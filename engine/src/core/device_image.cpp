@@ -65,7 +65,8 @@ void DeviceImage::release() noexcept {
 
 namespace {
 
-int selectDevice(int device) {
+/// Makes `device` current on this thread (not the process's choice: selectDevice does that).
+int makeCurrent(int device) {
   GPULAB_CUDA_CHECK(cudaSetDevice(device));
   return device;
 }
@@ -73,7 +74,7 @@ int selectDevice(int device) {
 }  // namespace
 
 // Members after device_ (the stream, events, buffers) are created on the selected device.
-GpuContext::GpuContext(int device) : device_(selectDevice(device)) {}
+GpuContext::GpuContext(int device) : device_(makeCurrent(device)) {}
 
 GpuContext::~GpuContext() = default;
 

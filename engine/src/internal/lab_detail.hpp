@@ -124,6 +124,8 @@ struct LabState {
   void requireGpu(const std::string& what) const;
   /// True, and remembered, when the host inputs must be filled anew for `dtype` at `sizes`.
   bool needsInputs(DType dtype, const std::vector<std::int64_t>& sizes);
+  /// The host inputs must be filled anew at the next needsInputs (their contents changed).
+  void forgetInputs() noexcept { filled_.reset(); }
 
  private:
   std::optional<std::pair<DType, std::vector<std::int64_t>>> filled_;

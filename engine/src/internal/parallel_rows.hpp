@@ -7,14 +7,15 @@
 #include <thread>
 #include <vector>
 
+#include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/operation.hpp"  // CpuControl, OperationCancelled
 
 namespace gpulab {
 
-/// Threads for `rows` rows: `requested` (0: every hardware thread), at least 1, at most rows.
+/// Threads for `rows` rows: `requested` (0: the process's CPU thread setting, every core unless
+/// setCpuThreads chose fewer), at least 1, at most rows.
 inline int rowThreads(int requested, int rows) {
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::clamp(requested > 0 ? requested : hardware, 1, std::max(rows, 1));
+  return std::clamp(requested > 0 ? requested : cpuThreadSetting(), 1, std::max(rows, 1));
 }
 
 /// Calls row(j, thread) for every j in [0, rows) on `threads` threads, the calling thread (thread 0)

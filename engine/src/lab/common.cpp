@@ -231,7 +231,7 @@ std::string sizesText(const std::vector<std::int64_t>& sizes) {
 std::string csvHeader() {
   return "op,variant,impl,dtype,sizes,size,params,gpu,with_copies,median_ms,min_ms,max_ms,reps,upload_ms,"
          "download_ms,end_to_end_ms,gflops,gbps,ceiling,ceiling_name,ceiling_how,percent_of_ceiling,relative_error,"
-         "note";
+         "note,device";
 }
 
 std::string toCsvRow(const Record& r) {
@@ -257,6 +257,7 @@ std::string toCsvRow(const Record& r) {
   add(number(r.percentOfCeiling()));
   add(r.relativeError >= 0 ? number(r.relativeError) : "");
   add(csvField(r.note));
+  add(csvField(r.device));
   return row;
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/errors.hpp"  // OutOfDeviceMemory
 #include "gpulab/lab/elementwise.hpp"
@@ -174,7 +175,10 @@ void checkSize(const char* what, std::size_t n, std::size_t max, const char* uni
 }
 
 LabState::LabState(bool hasGpu) {
-  if (hasGpu) stream.emplace();
+  if (hasGpu) {
+    activateSelectedDevice();  // the stream and every buffer after it live on the chosen device
+    stream.emplace();
+  }
 }
 
 void LabState::requireGpu(const std::string& what) const {
@@ -196,6 +200,7 @@ Record labRecord(std::string experiment, std::string impl, DType dtype, std::vec
   r.sizes = std::move(sizes);
   r.size = size;
   r.gpu = gpu;
+  r.device = gpu ? selectedDeviceLabel() : cpuLabel();
   return r;
 }
 

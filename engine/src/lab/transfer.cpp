@@ -177,6 +177,7 @@ Record TransferLab::measureCopy(HostMemory memory, Direction direction, std::siz
   r.sizes = {static_cast<std::int64_t>(bytes)};
   r.size = static_cast<double>(bytes);
   r.gpu = true;
+  r.device = selectedDeviceLabel();
   r.params = memory == HostMemory::Pageable ? "staged by the driver" : "direct DMA";
   detail::setTimes(r, stats);
   r.gbps = static_cast<double>(bytes) / (r.medianMs * 1e6);
@@ -233,6 +234,7 @@ Record TransferLab::measurePattern(CopyPattern pattern, DType dtype, std::size_t
   r.sizes = {static_cast<std::int64_t>(bytes)};
   r.size = static_cast<double>(bytes);
   r.gpu = true;
+  r.device = selectedDeviceLabel();
   r.withCopies = true;
   r.params = "x*x+2*y on " + std::to_string(n) + " elements, " + std::to_string(iterations) + " iterations";
   detail::setTimes(r, stats);

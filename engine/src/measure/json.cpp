@@ -3,6 +3,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/version.hpp"
 
 namespace gpulab {
@@ -53,6 +54,7 @@ nlohmann::json toJsonRows(const Measurement& m) {
     nlohmann::json r = baseRow(m, "cpu", m.cpu->methodUsed, m.cpu->prepareMs, m.cpu->time);
     r["method_note"] = m.cpu->methodNote.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.cpu->methodNote);
     r["threads"] = m.cpu->threads;
+    r["device"] = cpuLabel(m.cpu->threads);
     r[rateKey(m.workUnit)] = orNull(m.cpuRate());
     r[m.ceiling && m.ceiling->name != "DRAM copy" ? "pct_of_ceiling" : "pct_of_copy"] = nullptr;
     rows.push_back(std::move(r));
@@ -65,6 +67,7 @@ nlohmann::json toJsonRows(const Measurement& m) {
     r["upload_ms"] = median(m.gpu->upload);
     r["download_ms"] = median(m.gpu->download);
     r["device"] = m.gpu->deviceName;
+    r["device_index"] = m.gpu->device;
     r[rateKey(m.workUnit)] = orNull(m.gpuRate());
     const bool copyCeiling = m.ceiling && m.ceiling->name == "DRAM copy";
     r[copyCeiling ? "pct_of_copy" : "pct_of_ceiling"] = orNull(m.percentOfCeiling());
@@ -81,7 +84,8 @@ nlohmann::json jsonReport(const std::optional<DeviceInfo>& device, const std::op
                            {"cpu_threads", cpuThreads()},
                            {"records", nlohmann::json::array()}};
   if (device)
-    report["device"] = {{"name", device->name},
+    report["device"] = {{"index", device->index},
+                        {"name", device->name},
                         {"compute_capability", device->computeCapability()},
                         {"multiprocessors", device->multiprocessors},
                         {"total_memory_bytes", device->totalMemory}};

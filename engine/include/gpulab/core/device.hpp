@@ -39,12 +39,32 @@ DeviceReport queryDevices();
 /// True when at least one usable CUDA device exists. Cached after the first call.
 bool cudaAvailable();
 
-/// Free and total memory of the current device, in bytes.
+// ---------------------------------------------------------------------------------------------
+// The device gpulab computes on: one choice for the whole process (the CLI's --gpu N, the GUI's
+// device picker), device 0 until chosen. The CUDA runtime's current device is per thread, so each
+// thread that starts GPU work calls activateSelectedDevice() first (GpuContext and the lab's
+// experiments do); nothing else calls cudaSetDevice.
+
+/// Makes device `index` the one every later GpuContext and lab experiment uses, and the calling
+/// thread's current device. Throws std::invalid_argument with one sentence that lists the devices
+/// ("there is no GPU 3: this machine has GPU 0 (NVIDIA H100 80GB HBM3)") when it does not exist.
+void selectDevice(int index);
+/// The chosen device index (0 until selectDevice).
+int selectedDevice() noexcept;
+/// cudaSetDevice(selectedDevice()) on the calling thread; nothing without a CUDA device.
+void activateSelectedDevice();
+/// "GPU 0 (NVIDIA H100 80GB HBM3)" for the selected device; "no GPU" without one. Records name the
+/// device they ran on with it.
+std::string selectedDeviceLabel();
+/// "GPU 0 (NVIDIA H100 80GB HBM3), GPU 1 (...)" or the reason there is none.
+std::string deviceListText(const DeviceReport& report);
+
+/// Free and total memory of a device (the selected one by default), in bytes.
 struct MemoryUsage {
   std::size_t free = 0;
   std::size_t total = 0;
 };
-MemoryUsage deviceMemory(int device = 0);
+MemoryUsage deviceMemory(int device = selectedDevice());
 
 /// "13.0" from 13000.
 std::string formatCudaVersion(int version);

@@ -4,7 +4,7 @@
 // kernel works on single planes and an alpha plane can pass through untouched. Upload once, run
 // many operations on it, download once.
 //
-//   gpulab::GpuContext gpu;                       // device 0, its own stream and staging buffers
+//   gpulab::GpuContext gpu;                       // the selected device, its own stream and staging buffers
 //   gpulab::DeviceImage d = gpu.upload(photo);    // blocking; timed apart (gpu.lastTransfer())
 //   ... operations enqueue kernels on gpu.stream() ...
 //   gpulab::Image out = gpu.download(d);
@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "gpulab/core/buffers.hpp"
+#include "gpulab/core/device.hpp"  // selectedDevice
 #include "gpulab/core/image.hpp"
 
 namespace gpulab {
@@ -68,7 +69,8 @@ struct TransferTime {
 /// uploads and downloads go through. Not thread-safe: use one per worker thread.
 class GpuContext {
  public:
-  explicit GpuContext(int device = 0);
+  /// On `device`; by default the selected one (selectDevice), made current on this thread.
+  explicit GpuContext(int device = selectedDevice());
   ~GpuContext();
   GpuContext(const GpuContext&) = delete;
   GpuContext& operator=(const GpuContext&) = delete;

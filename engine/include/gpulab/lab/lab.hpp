@@ -56,6 +56,7 @@ struct Record {
   double size = 0;                  ///< x axis of the sweep: N of an NxN(xN) problem, n, or bytes
                                     ///< (cube root of m*n*k, square root of rows*cols when not square)
   std::string params;               ///< extra facts: "threads=16", "iterations=20", ...
+  std::string device;               ///< where it ran: "GPU 0 (NVIDIA H100 80GB HBM3)", "CPU (16 threads)"
   bool gpu = false;
   bool withCopies = false;  ///< the timed region includes upload and download
 

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +32,23 @@ constexpr EnumText enumText(MatmulImpl) {
 bool isGpu(MatmulImpl impl);
 
 constexpr int kMaxMatmulDim = 65536;
+
+/// The precisions of the tensor-core study (`gpulab-cli lab tensor-cores`): what cuBLAS multiplies
+/// and how it accumulates.
+///   f64   cublasGemmEx, float64 in, CUBLAS_COMPUTE_64F
+///   f32   cublasGemmEx, float32 in, CUBLAS_COMPUTE_32F (true float32, no TF32)
+///   tf32  cublasGemmEx, float32 in, CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores round the inputs to
+///         TF32, 10-bit mantissa, and accumulate in float32)
+///   bf16  cublasGemmEx, bfloat16 in, float32 out, CUBLAS_COMPUTE_32F (tensor cores)
+///   f16   cublasGemmEx, float16 in, float32 out, CUBLAS_COMPUTE_32F (tensor cores)
+enum class GemmPrecision { F64, F32, TF32, BF16, F16 };
+constexpr EnumText enumText(GemmPrecision) { return {"precision", "f64|f32|tf32|bf16|f16"}; }
+/// The compute type and inputs in words: "bf16 inputs, float32 accumulate (CUBLAS_COMPUTE_32F)".
+std::string precisionHow(GemmPrecision precision);
+
+/// Where the matrix-product inputs come from: seeded uniform values in [-1, 1) (the default), or in
+/// [0, 1) like the course's np.random.random (products then have no cancellation).
+enum class MatmulInputs { Symmetric, Unit };
 
 struct MatmulShape {
   int m = 0;  ///< rows of A and C
@@ -71,6 +89,25 @@ class MatmulLab : public LabBase {
   /// Times `impl` on seeded random inputs in [-1, 1): one compute-only record (with the upload and
   /// download medians on the GPU), plus an end-to-end one when options.withCopies on the GPU.
   std::vector<Record> measure(MatmulImpl impl, DType dtype, const MatmulShape& shape, const MeasureOptions& options);
+
+  /// The inputs measure() fills from now on (Symmetric until set).
+  void setInputs(MatmulInputs inputs);
+  /// The product the last measure() left on the host (m x n of the type measured): the timed
+  /// downloads' result on the GPU, OpenBLAS's on the CPU. Valid until the next call.
+  template <class T>
+  const T* lastProduct() const;
+  /// The inputs of the last measure() (A, then B).
+  template <class T>
+  const T* lastInput(int which) const;
+
+  /// The tensor-core study: the same float32 inputs (seeded, in [-1, 1)) multiplied by cuBLAS in each
+  /// precision, each timed on the GPU like measure() (records: experiment "matmul", variant
+  /// "precision", impl "cublas", dtype the precision's name, GFLOP/s) with its relative error
+  /// (Frobenius) against cuBLAS's float64 product of those inputs, which the error therefore
+  /// includes the rounding of the inputs to bf16/f16/tf32; the f64 record is that reference (error 0,
+  /// Record::note "reference"). GPU only (std::runtime_error without).
+  std::vector<Record> measurePrecisions(const std::vector<GemmPrecision>& precisions, const MatmulShape& shape,
+                                        const MeasureOptions& options);
 
  private:
   struct State;

@@ -1,0 +1,50 @@
+// Options every subcommand takes, before or after its name: --gpu N (the device the engine computes
+// on) and --cpu-threads 1|all|N (the CPU baselines' threads). Applied once parsing is complete,
+// before any subcommand runs.
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "commands.hpp"
+#include "gpulab/core/cpu_threads.hpp"
+#include "gpulab/core/device.hpp"
+
+namespace gpulab::cli {
+
+namespace {
+struct GlobalOptions {
+  int gpu = -1;  // not given
+  std::string cpuThreads;
+};
+}  // namespace
+
+void registerGlobalOptions(CLI::App& app) {
+  auto options = std::make_shared<GlobalOptions>();
+  app.fallthrough();  // subcommands pass these on to here (set before they are registered)
+  app.add_option("--gpu", options->gpu,
+                 "Index of the GPU to compute on (default 0; 'gpulab-cli info' lists them). Every GPU command "
+                 "and record uses it");
+  app.add_option("--cpu-threads", options->cpuThreads,
+                 "Threads of the CPU baselines: 1, all (default) or a count; applied to OpenCV, OpenBLAS and the "
+                 "row scheduler, and named in every record")
+      ->check([](const std::string& text) {
+        try {
+          parseCpuThreads(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      });
+  app.parse_complete_callback([options] {
+    if (!options->cpuThreads.empty()) setCpuThreads(parseCpuThreads(options->cpuThreads));
+    if (options->gpu >= 0 || options->gpu < -1) {
+      try {
+        selectDevice(options->gpu);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--gpu ") + std::to_string(options->gpu) + ": " + e.what());
+      }
+    }
+  });
+}
+
+}  // namespace gpulab::cli
