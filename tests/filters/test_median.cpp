@@ -195,7 +195,9 @@ TEST(MedianApi, SelectionsAndWhatTheyTake) {
   EXPECT_THROW(findOperation("median").make({{"select", "bucket"}}), std::invalid_argument);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 1, true), kernels::MedianPath::Forgetful);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 2, true), kernels::MedianPath::Forgetful);
-  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, true), kernels::MedianPath::Histogram);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, true), kernels::MedianPath::Forgetful);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 4, true), kernels::MedianPath::Histogram);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 31, true), kernels::MedianPath::Histogram);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, false), kernels::MedianPath::Forgetful);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 4, false), kernels::MedianPath::Radix);
 }
