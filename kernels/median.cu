@@ -218,24 +218,15 @@ __global__ void __launch_bounds__(kHistColumns)
         lt += fill < m ? delta * side : 0;
         return;
       }
-      // Eight columns at a time, their loads first (each at a valid column; past the window's
-      // last column, or the constant border's fill, not applied / replaced after the load).
       const std::uint8_t* p = in.row(yi);
-      for (int i0 = 0; i0 < side; i0 += 8) {
-        int columns[8];
-        std::uint32_t fills = 0;
-        GPULAB_UNROLL
-        for (int j = 0; j < 8; ++j) {
-          const int xi = interiorX ? x - r + i0 + j : borderIndex(x - r + i0 + j, in.width, mode);
-          columns[j] = xi < 0 ? 0 : xi < in.width ? xi : in.width - 1;
-          fills |= xi < 0 ? 1u << j : 0u;
+      if (interiorX) {
+#pragma unroll 4
+        for (int dx = -r; dx <= r; ++dx) apply(__ldg(p + x + dx), delta);
+      } else {
+        for (int dx = -r; dx <= r; ++dx) {
+          const int xi = borderIndex(x + dx, in.width, mode);
+          apply(xi < 0 ? fill : __ldg(p + xi), delta);
         }
-        std::uint8_t v[8];
-        GPULAB_UNROLL
-        for (int j = 0; j < 8; ++j) v[j] = __ldg(p + columns[j]);
-        GPULAB_UNROLL
-        for (int j = 0; j < 8; ++j)
-          if (i0 + j < side) apply((fills >> j & 1u) != 0 ? fill : v[j], delta);
       }
     };
     for (int yy = y0 - r; yy <= y0 + r; ++yy) row(yy, 1);
