@@ -2,7 +2,8 @@
 // selection beyond), run on the host against std::nth_element on random keys including -0, the
 // infinities and NaN; then OpenCV / gpulab's f32 baseline and the GPU against the naive reference
 // over the shared table (sizes 1x1 to 257x131, u8 gray/RGB/RGBA, f32 gray/RGB, every border) for
-// 3x3, 5x5, 7x7, 9x9 and 15x15. Every comparison is exact: a median picks one of the samples.
+// every odd size 3x3 to 17x17 (u8: the histogram's 8-bit counts up to 15x15, 16-bit from 17x17).
+// Every comparison is exact: a median picks one of the samples.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,7 +35,7 @@ struct MedianCase : test::FilterCaseImage {
 std::vector<MedianCase> medianCases() {
   std::vector<MedianCase> cases;
   for (const test::FilterCaseImage& image : test::tableImages())
-    for (int size : {3, 5, 7, 9, 15})
+    for (int size : {3, 5, 7, 9, 11, 13, 15, 17})
       if (size <= 7 || image.width < 200) cases.push_back({image, size});  // the reference sorts every window
   return cases;
 }
@@ -194,7 +195,9 @@ TEST(MedianApi, SelectionsAndWhatTheyTake) {
   EXPECT_THROW(findOperation("median").make({{"select", "bucket"}}), std::invalid_argument);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 1, true), kernels::MedianPath::Forgetful);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 2, true), kernels::MedianPath::Forgetful);
-  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, true), kernels::MedianPath::Histogram);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, true), kernels::MedianPath::Forgetful);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 4, true), kernels::MedianPath::Histogram);
+  EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 31, true), kernels::MedianPath::Histogram);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 3, false), kernels::MedianPath::Forgetful);
   EXPECT_EQ(kernels::resolveMedianPath(kernels::MedianPath::Auto, 4, false), kernels::MedianPath::Radix);
 }
@@ -259,7 +262,7 @@ TEST(MedianGpu, EverySelectionAgreesWithTheReference) {
   GPULAB_REQUIRE_GPU();
   for (auto [mode, nonzero] : test::tableBorders())
     for (PixelType type : {PixelType::U8, PixelType::F32})
-      for (int size : {3, 5, 7, 9, 15, 31}) {
+      for (int size : {3, 5, 7, 9, 11, 13, 15, 17, 31}) {
         const MedianCase c{{97, 45, mode, nonzero, type, type == PixelType::U8 ? 4 : 1}, size};
         const Image& expected = c.op().runReference(c.input());
         for (MedianSelect select : {MedianSelect::Forgetful, MedianSelect::Radix, MedianSelect::Histogram}) {
@@ -282,4 +285,25 @@ TEST(MedianGpu, HistogramStripsOnAPhotoShapedImage) {
     op.setSelect(MedianSelect::Histogram);
     EXPECT_TRUE(identical(op.runCpu(in), test::runOnGpu(op, in))) << size;
   }
+}
+
+TEST(MedianGpu, HistogramFollowsTheMedianAcrossWholeRangeJumps) {
+  GPULAB_REQUIRE_GPU();
+  // The histogram path walks its running median from one row's to the next: rows alternating 0 and
+  // 255 (the median jumps across every bin at each row), then a 0/255 checkerboard, then noise;
+  // every histogram instantiation (1x1 to 15x15 with 8-bit counts, 17x17 and 33x33 with 16-bit),
+  // every border mode, an image narrower and shorter than one block's strip.
+  Image in(45, 150, 1, PixelType::U8);
+  std::mt19937 rng(77);
+  for (int y = 0; y < in.height(); ++y)
+    for (int x = 0; x < in.width(); ++x)
+      in.at<std::uint8_t>(x, y, 0) = static_cast<std::uint8_t>(y < 50    ? (y % 2 == 0 ? 0 : 255)
+                                                               : y < 100 ? ((x + y) % 2 == 0 ? 0 : 255)
+                                                                         : static_cast<int>(rng() >> 24));
+  for (auto [mode, nonzero] : test::tableBorders())
+    for (int size : {1, 3, 5, 7, 9, 11, 13, 15, 17, 33}) {
+      Median op(size, {mode, nonzero ? 200.0 : 0.0});
+      op.setSelect(MedianSelect::Histogram);
+      EXPECT_TRUE(identical(op.runReference(in), test::runOnGpu(op, in))) << size << " " << toString(mode);
+    }
 }

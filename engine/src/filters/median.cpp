@@ -124,9 +124,9 @@ std::string Median::methodUsed(Side side) const {
 
 std::string Median::methodNote(Side side) const {
   const std::string used = methodUsed(side);
-  if (used == "forgetful") return "GPU forgetful selection (min/max network in registers)";
+  if (used == "forgetful") return "GPU forgetful selection (min/max network in registers; u8 two pixels a word)";
   if (used == "radix") return "GPU bitwise radix selection over a shared-memory tile";
-  if (used == "histogram") return "GPU sliding two-level histogram per column strip";
+  if (used == "histogram") return "GPU sliding histogram per column strip with a running median";
   if (used == "medianBlur") return "cv::medianBlur on " + std::to_string(cpuThreads()) + " threads";
   if (used == "nth_element")
     return "gpulab's std::nth_element baseline on " + std::to_string(cpuThreads()) +

@@ -10,9 +10,10 @@
 //
 // Types: u8 and f32 with 1..4 channels, per channel; u8 RGBA's alpha passes through. GPU, CPU
 // and reference agree exactly.
-// GPU (MedianSelect, auto by default): u8 from 7x7 a sliding two-level histogram per column strip
-// (O(size) work per pixel); otherwise forgetful selection (min/max networks in registers) up to 7x7
-// and bitwise radix selection over a shared-memory tile beyond (8 count passes for u8, 32 for f32).
+// GPU (MedianSelect, auto by default): up to 7x7 forgetful selection (min/max networks in registers;
+// u8 two pixels per thread in 16-bit lanes); beyond, u8 a sliding histogram per column strip with a
+// running median (O(size) work per pixel) and f32 bitwise radix selection over a shared-memory tile
+// (32 count passes).
 // CPU baseline, on all cores (row strips of an image padded by the border first):
 //   u8, any size, and f32 3x3 / 5x5: cv::medianBlur (what a user would call; for u8 above 5x5 it
 //     is OpenCV's histogram method);

@@ -3,13 +3,14 @@
 //
 // Samples are compared as order-preserving 32-bit keys (medianKey): u8 as its value, float as its
 // bit pattern with the sign flipped (negatives reversed), so -0 < +0 and NaNs sort beyond the
-// infinities, the same total order in every implementation. The GPU loads a block's tile of keys
-// (with its border) into shared memory, then per pixel:
-//   r = 1, 2, 3 (3x3 .. 7x7): forgetful selection, a min/max network in registers
-//                             (keep (n+3)/2 samples, drop the smallest and largest, add the next);
-//   r >= 4:                   bitwise radix selection: the k-th smallest key built from the top bit
-//                             down, each bit decided by one count pass over the window (8 passes for
-//                             u8, 32 for float).
+// infinities, the same total order in every implementation. Per pixel, one of:
+//   forgetful (3x3 .. 7x7):  a min/max network in registers (keep (n+3)/2 samples, drop the
+//                             smallest and largest, add the next) over a shared-memory tile; u8
+//                             runs two pixels per thread, one per 16-bit lane of a word;
+//   radix (any size):         bitwise radix selection over a shared-memory tile: the k-th smallest
+//                             key built from the top bit down, each bit one count pass over the
+//                             window (8 passes for u8, 32 for float);
+//   histogram (u8):           a sliding histogram per column strip with a running median (below).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -62,15 +63,16 @@ GPULAB_HD T medianValue(std::uint32_t key) {
 GPULAB_HD std::uint32_t minKey(std::uint32_t a, std::uint32_t b) { return a < b ? a : b; }
 GPULAB_HD std::uint32_t maxKey(std::uint32_t a, std::uint32_t b) { return a < b ? b : a; }
 
-/// The median of the (2R+1)^2 keys window[dy * stride + dx] by forgetful selection.
-template <int R>
-GPULAB_HD std::uint32_t forgetfulMedian(const std::uint32_t* window, int stride) {
+/// Forgetful selection of the median of (2R+1)^2 keys sample(0 .. n-1), with the key type's
+/// lo(a, b) / hi(a, b) (a min/max network: for packed keys, every lane its own median).
+template <int R, class Key, class Sample, class Lo, class Hi>
+GPULAB_HD Key forgetfulSelect(const Sample& sample, const Lo& lo, const Hi& hi) {
   constexpr int kSide = 2 * R + 1;
   constexpr int kCount = kSide * kSide;
   constexpr int kKeep = kCount / 2 + 2;
-  std::uint32_t buf[kKeep];
+  Key buf[kKeep];
   GPULAB_UNROLL
-  for (int i = 0; i < kKeep; ++i) buf[i] = window[(i / kSide) * stride + i % kSide];
+  for (int i = 0; i < kKeep; ++i) buf[i] = sample(i);
   GPULAB_UNROLL
   for (int step = 0; step < kCount - kKeep; ++step) {
     const int size = kKeep - step;
@@ -78,21 +80,29 @@ GPULAB_HD std::uint32_t forgetfulMedian(const std::uint32_t* window, int stride)
     // sample takes buf[0] and the buffer shrinks by one.
     GPULAB_UNROLL
     for (int i = 1; i < size; ++i) {
-      const std::uint32_t lo = minKey(buf[0], buf[i]);
-      buf[i] = maxKey(buf[0], buf[i]);
-      buf[0] = lo;
+      const Key low = lo(buf[0], buf[i]);
+      buf[i] = hi(buf[0], buf[i]);
+      buf[0] = low;
     }
     GPULAB_UNROLL
     for (int i = 1; i < size - 1; ++i) {
-      const std::uint32_t hi = maxKey(buf[i], buf[size - 1]);
-      buf[i] = minKey(buf[i], buf[size - 1]);
-      buf[size - 1] = hi;
+      const Key high = hi(buf[i], buf[size - 1]);
+      buf[i] = lo(buf[i], buf[size - 1]);
+      buf[size - 1] = high;
     }
-    const int next = kKeep + step;
-    buf[0] = window[(next / kSide) * stride + next % kSide];
+    buf[0] = sample(kKeep + step);
   }
   // Three left: their median.
-  return maxKey(minKey(buf[0], buf[1]), minKey(maxKey(buf[0], buf[1]), buf[2]));
+  return hi(lo(buf[0], buf[1]), lo(hi(buf[0], buf[1]), buf[2]));
+}
+
+/// The median of the (2R+1)^2 keys window[dy * stride + dx] by forgetful selection.
+template <int R>
+GPULAB_HD std::uint32_t forgetfulMedian(const std::uint32_t* window, int stride) {
+  constexpr int kSide = 2 * R + 1;
+  return forgetfulSelect<R, std::uint32_t>([&](int i) { return window[(i / kSide) * stride + i % kSide]; },
+                                           [](std::uint32_t a, std::uint32_t b) { return minKey(a, b); },
+                                           [](std::uint32_t a, std::uint32_t b) { return maxKey(a, b); });
 }
 
 /// The median of the side x side keys window[dy * stride + dx] (side odd) whose keys fit in `bits`
@@ -112,13 +122,14 @@ GPULAB_HD std::uint32_t radixMedian(const std::uint32_t* window, int stride, int
   return prefix;
 }
 
-/// How the GPU selects. Auto: u8 from 7x7 the histogram, else forgetful up to 7x7 and radix beyond.
-///   Forgetful  min/max network in registers, 3x3 to 7x7, any type;
+/// How the GPU selects (Auto: see resolveMedianPath).
+///   Forgetful  min/max network in registers, 3x3 to 7x7, any type (u8: two pixels per thread);
 ///   Radix      bitwise radix selection over a shared-memory tile, any size and type;
-///   Histogram  u8 only: each thread slides down a strip of one column keeping a two-level
-///              histogram (256 fine and 16 coarse bins in shared memory) of its window; a row
-///              step adds the entering row and removes the leaving one (2 (2r + 1) updates) and the
-///              median is found in at most 16 + 16 bin reads: O(r) per pixel, not O(r^2).
+///   Histogram  u8 only: each thread slides down a strip of one column keeping the histogram of
+///              its window (256 counts in shared memory: 8-bit up to 15x15, 16-bit beyond); a row
+///              step adds the entering row and removes the leaving one (2 (2r + 1) updates) and
+///              the running median moves from its last value to the new one (Huang's method):
+///              O(r) per pixel plus the distance the median moves.
 enum class MedianPath : int { Auto = 0, Forgetful = 1, Radix = 2, Histogram = 3 };
 
 /// The path Auto takes for `radius` on u8 (`eightBit`) or float planes.
