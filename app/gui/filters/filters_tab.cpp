@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "filters/filters_summary.hpp"
+#include "gpulab/filters/sample_depth.hpp"
 #include "shell/photo_document.hpp"
 #include "widgets/before_after_view.hpp"
 #include "widgets/run_timing.hpp"
@@ -209,7 +210,7 @@ void FiltersTab::apply() {
   try {
     const std::unique_ptr<gpulab::Operation> op = current().info->make(request.params);
     if (const auto type = pixelTypeNamed(photo.sampleType))
-      op->outputShape({photo.width, photo.height, photo.channels, *type});
+      gpulab::filterResultShape(*op, {photo.width, photo.height, photo.channels, *type});
   } catch (const std::exception& e) {
     reportProblem(sentence(QString::fromStdString(e.what())));
     emit runFinished();

@@ -34,6 +34,17 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     state.operationParams = request.params;
   }
   gpulab::Operation& op = *state.operation;
+  // A u16 photo (or f64 for a filter without f64) runs as f32, uploaded per run, and its results go
+  // back to the photo's type: what `gpulab-cli filter` writes for it.
+  const bool convert = gpulab::filterWorkingType(op, gpulab::shapeOf(*photo)) != photo->type();
+  if (!convert) {
+    state.converted.reset();
+  } else if (!state.converted || state.convertedGeneration != run.generation ||
+             state.converted->image.type() != gpulab::filterWorkingType(op, gpulab::shapeOf(*photo))) {
+    state.converted = gpulab::prepareFilterInput(op, *photo);
+    state.convertedGeneration = run.generation;
+  }
+  const gpulab::Image& input = convert ? state.converted->image : *photo;
 
   gpulab::MeasureSetup setup;
   setup.wantCpu = request.wantCpu;
@@ -42,6 +53,10 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   if (request.wantGpu) {
     if (!ctx.hasGpu()) {
       gpuSkipped = ctx.gpuError().isEmpty() ? std::string("no CUDA device") : ctx.gpuError().toStdString();
+    } else if (convert) {
+      setup.wantGpu = true;
+      setup.gpu = &ctx.gpu();
+      setup.gpuOutput = &state.gpuOutput;
     } else if (!ctx.photoOnGpu()) {
       try {
         ctx.devicePhoto();  // throws with the reason
@@ -56,7 +71,13 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     }
   }
   setup.control = ctx.cpuControl();
-  gpulab::MeasureResult measured = gpulab::measure(op, *photo, setup, gpulab::MeasurePolicy::interactive());
+  gpulab::MeasureResult measured = gpulab::measure(op, input, setup, gpulab::MeasurePolicy::interactive());
+  if (convert) {
+    if (!measured.gpuOutput.empty())
+      measured.gpuOutput = gpulab::finishFilterResult(std::move(measured.gpuOutput), *state.converted);
+    if (!measured.cpuOutput.empty())
+      measured.cpuOutput = gpulab::finishFilterResult(std::move(measured.cpuOutput), *state.converted);
+  }
   if (!gpuSkipped.empty()) measured.record.gpuSkipped = gpuSkipped;
   run.record = std::move(measured.record);
   if (run.record.input) run.beforeOffset = beforeOffsetFor(*run.record.input, run.record.output);

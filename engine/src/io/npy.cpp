@@ -1,5 +1,5 @@
-// NumPy .npy arrays both ways: versions 1.0 to 3.0 read (u8, little-endian f32 and f64; (H, W) or
-// (H, W, C), C order), version 1.0 written as numpy.save writes it.
+// NumPy .npy arrays both ways: versions 1.0 to 3.0 read (u8, little-endian u16, f32 and f64; (H, W)
+// or (H, W, C), C order), version 1.0 written as numpy.save writes it.
 
 #include <algorithm>
 #include <cstring>
@@ -68,7 +68,7 @@ class NpyHeaderParser {
         if (peek() != '\'' && peek() != '"')
           throw ImageIoError(name_ +
                              " holds a structured NumPy dtype, which gpulab does not read: use uint8 ('|u1'), "
-                             "float32 ('<f4') or float64 ('<f8')");
+                             "uint16 ('<u2'), float32 ('<f4') or float64 ('<f8')");
         fields.descr = parseString();
       } else if (key == "fortran_order") {
         fields.fortranOrder = parseBool();
@@ -169,16 +169,19 @@ NpyLayout parseNpyHeader(std::string_view prefix, const std::string& name) {
   const std::string& descr = *fields.descr;
   if (descr == "|u1" || descr == "<u1" || descr == ">u1" || descr == "=u1") {
     layout.type = PixelType::U8;
+  } else if (descr == "<u2" || descr == "=u2") {
+    layout.type = PixelType::U16;
   } else if (descr == "<f4") {
     layout.type = PixelType::F32;
   } else if (descr == "<f8") {
     layout.type = PixelType::F64;
-  } else if (descr == ">f4" || descr == ">f8") {
+  } else if (descr == ">f4" || descr == ">f8" || descr == ">u2") {
     throw ImageIoError(name + " holds big-endian data ('" + descr + "'); gpulab reads little-endian: save a.astype('<" +
                        descr.substr(1) + "')");
   } else {
-    throw ImageIoError(name + " holds NumPy dtype '" + descr +
-                       "', which gpulab does not read: use uint8 ('|u1'), float32 ('<f4') or float64 ('<f8')");
+    throw ImageIoError(
+        name + " holds NumPy dtype '" + descr +
+        "', which gpulab does not read: use uint8 ('|u1'), uint16 ('<u2'), float32 ('<f4') or float64 ('<f8')");
   }
   if (*fields.fortranOrder)
     throw ImageIoError(name + " is stored in Fortran (column-major) order; save np.ascontiguousarray(a) instead");
@@ -222,7 +225,10 @@ Image loadNpy(const InputFile& in, Bytes head, const std::string& name) {
 }
 
 std::string npyHeader(const Image& image) {
-  const char* descr = image.type() == PixelType::U8 ? "|u1" : image.type() == PixelType::F32 ? "<f4" : "<f8";
+  const char* descr = image.type() == PixelType::U8    ? "|u1"
+                      : image.type() == PixelType::U16 ? "<u2"
+                      : image.type() == PixelType::F32 ? "<f4"
+                                                       : "<f8";
   const std::string height = std::to_string(image.height());
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + height + ", " +
                      std::to_string(image.width()) +
