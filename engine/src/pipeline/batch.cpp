@@ -5,8 +5,10 @@
 //                                               or the CPU thread (OpenCV on all cores)
 //
 // A worker encodes when something waits to be encoded and otherwise decodes the next input while
-// fewer than `capacity` images wait or are decoded: so the images in memory never exceed
-// capacity + workers + streams, whatever the number of files. Each GPU thread owns a GpuContext
+// fewer than `capacity` (workers + 2 x streams) images are anywhere between the start of their
+// decode and the end of their encode: so memory stays flat whatever the number of files. An
+// image's decoded samples go as soon as the GPU has them (or the CPU baseline has run), unless a
+// 16-bit RGBA result needs its alpha back. Each GPU thread owns a GpuContext
 // (its stream and its pinned staging buffer, reused for every upload and download) and its own
 // instance of the operation (plans are per instance).
 
@@ -86,6 +88,12 @@ struct Item {
   std::uint64_t fileBytes = 0;
 };
 
+/// Frees the decoded samples once the operation has them, unless finishFilterResult needs them (the
+/// alpha of a 16-bit RGBA image).
+void releaseInput(Item& item) {
+  if (item.input.original != PixelType::U16 || item.input.image.channels() != 4) item.input.image = Image();
+}
+
 class Batch {
  public:
   explicit Batch(const BatchOptions& options) : options_(options) {}
@@ -119,6 +127,7 @@ class Batch {
   std::size_t next_ = 0;
   int decoding_ = 0;
   int computing_ = 0;
+  int encoding_ = 0;
   std::deque<Item> decoded_;
   std::deque<Item> encodable_;
   std::map<std::size_t, std::string> failures_;
@@ -227,14 +236,18 @@ void Batch::worker() {
     if (!encodable_.empty()) {
       Item item = std::move(encodable_.front());
       encodable_.pop_front();
+      ++encoding_;
       lock.unlock();
       changed_.notify_all();
       encode(std::move(item));
       lock.lock();
+      --encoding_;
+      changed_.notify_all();
       continue;
     }
-    const std::size_t waiting = decoded_.size() + encodable_.size() + static_cast<std::size_t>(decoding_ + computing_);
-    if (inputsLeft() && waiting < capacity_) {
+    const std::size_t inFlight =
+        decoded_.size() + encodable_.size() + static_cast<std::size_t>(decoding_ + computing_ + encoding_);
+    if (inputsLeft() && inFlight < capacity_) {
       const std::size_t index = next_++;
       ++decoding_;
       lock.unlock();
@@ -276,6 +289,7 @@ void Batch::gpuThread(GpuContext& gpu, const Event& base) {
       if (!op) op = options_.makeOperation();
       gpu.upload(item->input.image, in);
       afterUpload.record(gpu.stream());
+      releaseInput(*item);
       computeStart.record(gpu.stream());
       op->runGpu(gpu, in, out);
       computeEnd.record(gpu.stream());
@@ -313,6 +327,7 @@ void Batch::cpuThread() {
     try {
       Stopwatch watch;
       item->result = op->runCpu(item->input.image);
+      releaseInput(*item);
       const double ms = watch.elapsedMs();
       const std::lock_guard lock(mutex_);
       summary_.stages.computeMs += ms;
@@ -373,7 +388,7 @@ BatchSummary Batch::run() {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int workers = o.jobs > 0 ? o.jobs : cores;
   const int streams = gpu_ ? (o.streams > 0 ? o.streams : 4) : 0;
-  capacity_ = static_cast<std::size_t>(workers) + 2 * static_cast<std::size_t>(std::max(streams, 1));
+  capacity_ = static_cast<std::size_t>(workers) + 2 * static_cast<std::size_t>(std::max(streams, 1));  // see the top
   summary_.total = static_cast<int>(o.inputs.size());
   summary_.onGpu = gpu_;
   summary_.filtered = filtered_;
