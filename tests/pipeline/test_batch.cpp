@@ -194,6 +194,7 @@ TEST(Batch, GpuOutputsEqualTheSingleImageGpuPath) {
   EXPECT_LE(summary.gpuBusy, 1.0);
   GpuContext gpu;
   const std::unique_ptr<Operation> op = box(3);
+  fs::create_directories(dir / "single");
   for (const fs::path& in : files) {
     SCOPED_TRACE(in.filename().string());
     const FilterInput input = prepareFilterInput(*op, loadImage(in));
