@@ -264,7 +264,7 @@ void BatchDialog::showSummary(const gpulab::BatchSummary& s) {
   lines << tr("Time per stage, summed over threads: %1").arg(stages.join(QStringLiteral(", ")));
   if (s.gpuBusy >= 0) lines << tr("GPU busy %1% of the time").arg(100.0 * s.gpuBusy, 0, 'f', 1);
   if (!s.failures.empty()) {
-    lines << tr("%1 files failed:").arg(s.failures.size());
+    lines << tr("Failed: %1 of %2 files").arg(s.failures.size()).arg(s.total);
     for (const gpulab::BatchFailure& f : s.failures) lines << QStringLiteral("  ") + QString::fromStdString(f.reason);
   }
   summary_->setPlainText(lines.join(QLatin1Char('\n')));

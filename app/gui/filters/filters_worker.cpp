@@ -79,6 +79,10 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
       measured.cpuOutput = gpulab::finishFilterResult(std::move(measured.cpuOutput), *state.converted);
   }
   if (!gpuSkipped.empty()) measured.record.gpuSkipped = gpuSkipped;
+  if (convert) {  // the record names the photo's type, not the f32 it ran as
+    measured.record.input = gpulab::shapeOf(*photo);
+    measured.record.output = gpulab::filterResultShape(op, gpulab::shapeOf(*photo));
+  }
   run.record = std::move(measured.record);
   if (run.record.input) run.beforeOffset = beforeOffsetFor(*run.record.input, run.record.output);
   if (run.record.gpu) run.gpuMethodNote = QString::fromStdString(op.methodNote(gpulab::Side::Gpu));
