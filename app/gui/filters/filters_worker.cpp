@@ -99,6 +99,9 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     run.cpuDisplay = toQImage(*run.cpu, &range);
     if (!run.gpu) run.displayNote = describeRange(*run.cpu, range);
   }
+  if (convert && !state.converted->note.empty())
+    run.displayNote = QString::fromStdString(state.converted->note) +
+                      (run.displayNote.isEmpty() ? QString() : QStringLiteral("; ") + run.displayNote);
   return run;
 }
 
