@@ -13,6 +13,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_support.hpp"
@@ -74,13 +75,13 @@ void run(const FilterArgs& a) {
   setup.gpu = gpu.get();
   setup.withCeiling = !a.json.empty();
   // One CPU run by default: the command's job is the output; --reps asks for a median.
-  const MeasureResult result = measure(*op, img, setup, MeasurePolicy::command(a.reps > 0 || gpuRun ? a.reps : 1));
+  MeasureResult result = measure(*op, img, setup, MeasurePolicy::command(a.reps > 0 || gpuRun ? a.reps : 1));
   printTimings(result.record);
   printMethodLine(result.record);
   SaveOptions save;
   save.jpegQuality = a.quality;
   save.compressionLevel = a.level;
-  saveImage(finishFilterResult(gpuRun ? result.gpuOutput : result.cpuOutput, input), a.out, save);
+  saveImage(finishFilterResult(std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input), a.out, save);
   std::printf("wrote %s: %s of %s\n", a.out.c_str(), op->describe().c_str(), describe(inShape).c_str());
   if (!a.json.empty()) {
     nlohmann::json report = jsonReport(std::nullopt, std::nullopt);

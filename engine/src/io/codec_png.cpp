@@ -1,11 +1,12 @@
 // PNG through libspng: every PNG layout read (1..16-bit gray, RGB, palette, gray + alpha, RGBA;
 // transparency chunks become alpha), 8-bit files as u8 and 16-bit files as u16; written from u8 or
-// u16 gray, RGB or RGBA at a zlib level from 0 to 9 (one filter, SUB, for every row: a fraction of
-// the time of trying all five, at nearly the same size for photos).
+// u16 gray, RGB or RGBA at a level from 0 to 9 (0 stored; 1-3 fast: the UP filter and run-length
+// deflate; 4-9 zlib's level with the filter chosen per row).
 // The structural walk (inspect.cpp) has checked the chunks and their CRCs when decodePng runs, so
 // libspng is told not to check the CRCs a second time.
 
 #include <spng.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <memory>
@@ -68,7 +69,16 @@ std::string encodePng(const Image& image, int level, const std::string& name) {
   if (!ctx) throw ImageIoError("cannot save " + name + ": libspng could not make an encoder (out of memory)");
   spng_set_option(ctx.get(), SPNG_ENCODE_TO_BUFFER, 1);
   spng_set_option(ctx.get(), SPNG_IMG_COMPRESSION_LEVEL, level);
-  spng_set_option(ctx.get(), SPNG_FILTER_CHOICE, level == 0 ? SPNG_FILTER_CHOICE_NONE : SPNG_FILTER_CHOICE_SUB);
+  // Levels 1-3: the UP filter and zlib's run-length strategy, the fastest pair that still
+  // compresses a photo well (6000x4000 blurred photo: 0.33 s, 6.6 MB; the default strategy with SUB
+  // took 0.37 s for 8.4 MB, level 6 with every filter 3 s for 5.5 MB). 4-9: zlib's full search at
+  // that level and libspng's adaptive choice among the five filters.
+  const bool fast = level <= 3;
+  spng_set_option(ctx.get(), SPNG_IMG_COMPRESSION_STRATEGY, fast && level > 0 ? Z_RLE : Z_DEFAULT_STRATEGY);
+  spng_set_option(ctx.get(), SPNG_FILTER_CHOICE,
+                  level == 0 ? SPNG_FILTER_CHOICE_NONE
+                  : fast     ? SPNG_FILTER_CHOICE_UP
+                             : SPNG_FILTER_CHOICE_ALL);
   const bool deep = image.type() == PixelType::U16;
   spng_ihdr ihdr{};
   ihdr.width = static_cast<std::uint32_t>(image.width());
