@@ -100,6 +100,29 @@ TEST(Codecs, CompressionLevelTradesSizeAndIsChecked) {
   }
 }
 
+TEST(Codecs, LoadingIntoAReusedImageKeepsItsMemory) {
+  ScratchDir dir("gpulab-test-codecs");
+  for (const char* ext : {".png", ".jpg", ".tif", ".npy"}) {
+    SCOPED_TRACE(ext);
+    const fs::path a = dir / (std::string("a") + ext), b = dir / (std::string("b") + ext),
+                   small = dir / (std::string("small") + ext), large = dir / (std::string("large") + ext);
+    saveImage(randomImage(40, 30, 3, PixelType::U8, 1), a);
+    saveImage(randomImage(40, 30, 3, PixelType::U8, 2), b);
+    saveImage(randomImage(20, 10, 1, PixelType::U8, 3), small);
+    saveImage(randomImage(64, 64, 3, PixelType::U8, 4), large);
+    Image image = loadImage(a);
+    const std::byte* memory = image.data();
+    image = loadImage(b, std::move(image));
+    EXPECT_EQ(image.data(), memory) << "same size: the same memory";
+    EXPECT_EQ(image, loadImage(b));
+    image = loadImage(small, std::move(image));
+    EXPECT_EQ(image.data(), memory) << "smaller: the same memory";
+    EXPECT_EQ(image, loadImage(small));
+    image = loadImage(large, std::move(image));
+    EXPECT_EQ(image, loadImage(large)) << "larger: a new allocation, the right samples";
+  }
+}
+
 // ---- JPEG ---------------------------------------------------------------------------------------
 
 /// Four flat quadrants of distinct gray levels, sized in whole 8x8 blocks so JPEG keeps them.

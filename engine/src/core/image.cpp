@@ -29,6 +29,17 @@ Image::Image(int width, int height, int channels, PixelType type)
   data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type));
 }
 
+void Image::reshape(int width, int height, int channels, PixelType type) {
+  validateImageShape(width, height, channels);
+  const std::size_t bytes = static_cast<std::size_t>(width) * height * channels * bytesPerSample(type);
+  if (bytes > data_.capacity()) data_ = {};  // no copy of samples about to be overwritten
+  data_.resize(bytes);
+  width_ = width;
+  height_ = height;
+  channels_ = channels;
+  type_ = type;
+}
+
 std::string describeImage(int width, int height, int channels, PixelType type) {
   static constexpr const char* kLayouts[] = {"", "gray", "2-channel", "RGB", "RGBA"};
   return std::to_string(width) + "x" + std::to_string(height) + " " +

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -125,7 +126,7 @@ Image applyOrientation(const Image& in, int orientation) {
 
 }  // namespace
 
-Image decodeJpeg(Bytes bytes, const std::string& name) {
+Image decodeJpeg(Bytes bytes, const std::string& name, Image reuse) {
   tjhandle tj = threadDecompressor();
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height, &subsampling,
@@ -135,7 +136,8 @@ Image decodeJpeg(Bytes bytes, const std::string& name) {
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
     throw ImageIoError(name + " is a CMYK JPEG; gpulab reads gray and colour (YCbCr or RGB) JPEGs");
   const bool gray = colorspace == TJCS_GRAY;
-  Image image(width, height, gray ? 1 : 3, PixelType::U8);
+  Image image = std::move(reuse);
+  image.reshape(width, height, gray ? 1 : 3, PixelType::U8);
   if (tjDecompress2(tj, bytes.data(), static_cast<unsigned long>(bytes.size()),
                     reinterpret_cast<unsigned char*>(image.data()), width, static_cast<int>(image.rowBytes()), height,
                     gray ? TJPF_GRAY : TJPF_RGB, 0) != 0) {
@@ -146,7 +148,8 @@ Image decodeJpeg(Bytes bytes, const std::string& name) {
       throw ImageIoError(name + " is truncated or corrupt (libjpeg-turbo: " + message + ")");
   }
   const int orientation = exifOrientation(bytes);
-  return orientation == 1 ? image : applyOrientation(image, orientation);
+  if (orientation == 1) return image;  // moved: a conditional expression would copy it
+  return applyOrientation(image, orientation);
 }
 
 std::string encodeJpeg(const Image& image, int quality, const std::string& name) {

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -24,7 +25,7 @@ using SpngContext = std::unique_ptr<spng_ctx, SpngDeleter>;
 
 }  // namespace
 
-Image decodePng(Bytes bytes, const std::string& name) {
+Image decodePng(Bytes bytes, const std::string& name, Image reuse) {
   SpngContext ctx(spng_ctx_new(0));
   if (!ctx) throw ImageIoError("libspng could not make a decoder for " + name + " (out of memory)");
   spng_set_crc_action(ctx.get(), SPNG_CRC_USE, SPNG_CRC_USE);  // inspect.cpp checked every CRC
@@ -48,8 +49,9 @@ Image decodePng(Bytes bytes, const std::string& name) {
     format = deep ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
   else if (!deep)
     format = gray ? SPNG_FMT_G8 : SPNG_FMT_RGB8;
-  Image image(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), channels,
-              deep ? PixelType::U16 : PixelType::U8);
+  Image image = std::move(reuse);
+  image.reshape(static_cast<int>(ihdr.width), static_cast<int>(ihdr.height), channels,
+                deep ? PixelType::U16 : PixelType::U8);
   std::size_t expected = 0;
   if (const int err = spng_decoded_image_size(ctx.get(), format, &expected); err != 0 || expected != image.sizeBytes())
     throw ImageIoError(name + " has a PNG layout gpulab cannot read (" +

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -93,7 +94,7 @@ std::string lastTiffError() { return tiffLastError.empty() ? std::string("unknow
 
 }  // namespace
 
-Image decodeTiff(Bytes bytes, const std::string& name) {
+Image decodeTiff(Bytes bytes, const std::string& name, Image reuse) {
   installTiffHandlers();
   tiffLastError.clear();
   MemoryFile file{bytes, {}, 0, false};
@@ -144,7 +145,8 @@ Image decodeTiff(Bytes bytes, const std::string& name) {
     throw unsupported(std::to_string(samples) + " samples per pixel with " + (rgb ? "RGB" : "gray"));
   // Gray + alpha becomes RGBA, as in the other formats.
   const int stored = samples, channels = samples == 2 ? 4 : samples;
-  Image raw(static_cast<int>(width), static_cast<int>(height), stored, type);
+  Image raw = std::move(reuse);
+  raw.reshape(static_cast<int>(width), static_cast<int>(height), stored, type);
   const tmsize_t stripBytes = TIFFStripSize(tif.get());
   const std::uint32_t strips = TIFFNumberOfStrips(tif.get());
   std::size_t done = 0;

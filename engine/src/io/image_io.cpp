@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -40,8 +41,8 @@ Image decodePnm(Bytes b, const Inspection& found, bool rgb) {
   return image;
 }
 
-Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, const std::string& name) {
-  if (format == FileFormat::Tiff) return decodeTiff(bytes, name);
+Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, const std::string& name, Image reuse) {
+  if (format == FileFormat::Tiff) return decodeTiff(bytes, name, std::move(reuse));
   const Inspection found = inspect(format, bytes);
   // A header cut short or broken says nothing trustworthy about the size: report that first. Then
   // the limits, from our own reading of the header: stb_image's info call tries every format in
@@ -50,7 +51,8 @@ Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, cons
   if (found.width >= 0) checkShape(found.width, found.height, 1, name);
   if (format == FileFormat::Png || format == FileFormat::Jpeg) {
     if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
-    return format == FileFormat::Png ? decodePng(bytes, name) : decodeJpeg(bytes, name);
+    return format == FileFormat::Png ? decodePng(bytes, name, std::move(reuse))
+                                     : decodeJpeg(bytes, name, std::move(reuse));
   }
   const int length = static_cast<int>(bytes.size());
   int width = 0, height = 0, components = 0;
@@ -214,15 +216,17 @@ void checkPngText(const std::string& key, const std::string& value, const std::s
 
 // ---- public API ---------------------------------------------------------------------------------
 
-Image loadImage(const fs::path& path) {
+Image loadImage(const fs::path& path) { return loadImage(path, Image()); }
+
+Image loadImage(const fs::path& path, Image reuse) {
   const std::string name = path.string();
   const InputFile in = openForReading(path, name);
   std::array<std::uint8_t, 18> head{};
   const std::size_t headLength = readAt(in, 0, head.data(), head.size(), name);
   const Bytes headBytes(head.data(), headLength);
   const FileFormat format = detectFormat(headBytes, path, name);
-  if (format == FileFormat::Npy) return loadNpy(in, headBytes, name);
-  return decodeFile(readWhole(in, name), format, name);
+  if (format == FileFormat::Npy) return loadNpy(in, headBytes, name, std::move(reuse));
+  return decodeFile(readWhole(in, name), format, name, std::move(reuse));
 }
 
 void saveImage(const Image& image, const fs::path& path, const SaveOptions& options) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -210,7 +211,7 @@ ImageIoError npyTruncated(const std::string& name, const NpyLayout& layout, std:
 
 }  // namespace
 
-Image loadNpy(const InputFile& in, Bytes head, const std::string& name) {
+Image loadNpy(const InputFile& in, Bytes head, const std::string& name, Image reuse) {
   const std::size_t prefixLength = npyPrefixLength(head, in.size, name);
   std::string prefix(prefixLength, '\0');
   if (readAt(in, 0, prefix.data(), prefixLength, name) != prefixLength)
@@ -218,7 +219,8 @@ Image loadNpy(const InputFile& in, Bytes head, const std::string& name) {
   const NpyLayout layout = parseNpyHeader(prefix, name);
   // Bytes after the array are allowed, as numpy.load allows them (np.save called twice on one file).
   if (in.size - prefixLength < layout.dataBytes) throw npyTruncated(name, layout, in.size - prefixLength);
-  Image image(layout.width, layout.height, layout.channels, layout.type);
+  Image image = std::move(reuse);
+  image.reshape(layout.width, layout.height, layout.channels, layout.type);
   if (readAt(in, prefixLength, image.data(), image.sizeBytes(), name) != image.sizeBytes())
     throw ImageIoError(name + " became shorter while it was being read");
   return image;

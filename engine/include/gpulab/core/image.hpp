@@ -158,6 +158,11 @@ class Image {
     return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};
   }
 
+  /// Makes this a width x height x channels image of `type`, keeping the allocation when it is
+  /// large enough (a decoder that refills it in a loop touches no fresh memory). The samples are
+  /// left as they were in memory: the caller overwrites them all. Throws as the constructor does.
+  void reshape(int width, int height, int channels, PixelType type);
+
   /// A copy converted to another sample type (u8/u16 -> float keeps the values; float -> u8/u16 and
   /// u16 -> u8 round and saturate, NaN becomes 0).
   Image convertedTo(PixelType type) const;

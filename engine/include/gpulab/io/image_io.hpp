@@ -29,6 +29,9 @@ class ImageIoError : public std::runtime_error {
 /// signature, from the extension). A .npy may have bytes after the array, as numpy.load allows.
 /// Thread-safe.
 Image loadImage(const std::filesystem::path& path);
+/// The same, decoding into `reuse`'s memory when it is large enough (Image::reshape): a loop over
+/// many files of one size allocates once. What `reuse` held is gone either way.
+Image loadImage(const std::filesystem::path& path, Image reuse);
 
 /// How saveImage encodes.
 struct SaveOptions {
