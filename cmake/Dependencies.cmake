@@ -33,6 +33,13 @@ pkg_check_modules(OpenBLAS REQUIRED IMPORTED_TARGET openblas)
 # brute-force oracle of the tests. Used by engine .cpp files only (engine/src/internal/mpfr_real.hpp).
 pkg_check_modules(MPFR REQUIRED IMPORTED_TARGET mpfr gmp)
 
+# Image codecs (engine/src/io/codec_*.cpp): libjpeg-turbo's TurboJPEG API (libturbojpeg0-dev),
+# libspng (libspng-dev), libtiff (libtiff-dev); zlib for PNG's CRC-32.
+pkg_check_modules(TurboJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
+pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
+pkg_check_modules(TIFF REQUIRED IMPORTED_TARGET libtiff-4)
+pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)
+
 if(GPULAB_BUILD_GUI)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets)
 endif()

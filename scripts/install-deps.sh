@@ -9,6 +9,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev
   libstb-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev libmpfr-dev
+  libturbojpeg0-dev libspng-dev libtiff-dev zlib1g-dev
   xvfb xauth fonts-dejavu-core
   libqt6svg6 desktop-file-utils appstream
 )

@@ -22,5 +22,6 @@ void registerLab(CLI::App& app);
 void registerFft(CLI::App& app);
 void registerFilter(CLI::App& app);
 void registerBench(CLI::App& app);
+void registerBatch(CLI::App& app);
 
 }  // namespace gpulab::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   gpulab::cli::registerFft(app);
   gpulab::cli::registerFilter(app);
   gpulab::cli::registerBench(app);
+  gpulab::cli::registerBatch(app);
 
   try {
     app.parse(argc, argv);

@@ -90,6 +90,8 @@ double tolerance(PixelType type) {
       return 1e-5;
     case PixelType::F64:
       return 1e-10;
+    case PixelType::U16:
+      return 1.0;
   }
   return 0;
 }

@@ -166,6 +166,8 @@ Image runTilesOnHost(const Conv2D& conv, const Image& in, std::size_t sharedLimi
       return runTilesOnHostTyped<float>(conv, in, sharedLimit, misalign);
     case PixelType::F64:
       return runTilesOnHostTyped<double>(conv, in, sharedLimit, misalign);
+    case PixelType::U16:
+      break;  // convolution takes no u16
   }
   return {};
 }

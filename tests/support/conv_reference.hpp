@@ -97,6 +97,8 @@ inline ::testing::AssertionResult convNear(const Image& expected, const Image& a
       return imagesNear(expected, actual, 1e-4 * std::max(peak(expected), 1e-6));
     case PixelType::F64:
       return imagesNear(expected, actual, 1e-10 * std::max(peak(expected), 1e-6));
+    case PixelType::U16:
+      return imagesNear(expected, actual, 1.0);
   }
   return ::testing::AssertionFailure();
 }

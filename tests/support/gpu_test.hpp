@@ -27,7 +27,7 @@
 
 namespace gpulab::test {
 
-/// Seeded random image: u8 uniform 0..255, floats uniform in [-1, 1) scaled by `scale`.
+/// Seeded random image: u8 uniform 0..255, u16 uniform 0..65535, floats uniform in [-1, 1) scaled by `scale`.
 inline Image randomImage(int width, int height, int channels, PixelType type, unsigned seed, double scale = 1.0) {
   Image img(width, height, channels, type);
   std::mt19937 rng(seed);
@@ -45,6 +45,11 @@ inline Image randomImage(int width, int height, int channels, PixelType type, un
     case PixelType::F64: {
       std::uniform_real_distribution<double> d(-1.0, 1.0);
       for (auto& v : img.samples<double>()) v = d(rng) * scale;
+      break;
+    }
+    case PixelType::U16: {
+      std::uniform_int_distribution<int> d(0, 65535);
+      for (auto& v : img.samples<std::uint16_t>()) v = static_cast<std::uint16_t>(d(rng));
       break;
     }
   }
@@ -72,6 +77,8 @@ inline double sampleAt(const Image& img, std::size_t i) {
       return img.samples<float>()[i];
     case PixelType::F64:
       return img.samples<double>()[i];
+    case PixelType::U16:
+      return img.samples<std::uint16_t>()[i];
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "filters/batch_dialog.hpp"
 #include "filters/filters_presets.hpp"
 #include "filters/filters_summary.hpp"
 #include "filters/filters_tab.hpp"
@@ -83,6 +84,11 @@ QWidget* FiltersTab::buildControls() {
   auto* applyRow = new QHBoxLayout;
   applyRow->addWidget(applyButton_, 2);
   applyRow->addWidget(cancelButton_, 1);
+  auto* folderButton = new QPushButton(tr("Apply to folder..."));
+  folderButton->setObjectName(QStringLiteral("filterApplyToFolder"));
+  folderButton->setToolTip(tr("Run this filter over every image of a folder and write the results to another"));
+  connect(folderButton, &QPushButton::clicked, this,
+          [this] { openBatchDialog(this, *current().info, paramValues(), gpuAvailable_); });
 
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("filterProgress"));
@@ -174,6 +180,7 @@ QWidget* FiltersTab::buildControls() {
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(scroll, 1);
   layout->addLayout(applyRow);
+  layout->addWidget(folderButton);
   layout->addWidget(progressRow);
   layout->addWidget(resultBox);
 

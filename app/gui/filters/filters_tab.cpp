@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "filters/filters_summary.hpp"
+#include "gpulab/filters/sample_depth.hpp"
 #include "shell/photo_document.hpp"
 #include "shell/theme.hpp"
 #include "widgets/before_after_view.hpp"
@@ -283,7 +284,7 @@ bool FiltersTab::buildRequest(FilterRequest& request, bool preview) {
     const std::unique_ptr<gpulab::Operation> op = current().info->make(request.params);
     if (const auto type = pixelTypeNamed(photo.sampleType)) {
       const gpulab::ImageShape shape{photo.width, photo.height, photo.channels, *type};
-      const gpulab::ImageShape out = op->outputShape(shape);
+      const gpulab::ImageShape out = gpulab::filterResultShape(*op, shape);
       if (request.roi && !(out == shape))
         throw std::invalid_argument(op->describe() + " turns the " + gpulab::describe(shape) + " photo into " +
                                     gpulab::describe(out) +

@@ -36,24 +36,35 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     state.operationParams = request.params;
   }
   gpulab::Operation& op = *state.operation;
+  // A u16 photo (or f64 for a filter without f64) runs as f32, uploaded per run, and its results go
+  // back to the photo's type: what `gpulab-cli filter` writes for it.
+  const bool convert = gpulab::filterWorkingType(op, gpulab::shapeOf(*photo)) != photo->type();
+  if (!convert) {
+    state.converted.reset();
+  } else if (!state.converted || state.convertedGeneration != run.generation ||
+             state.converted->image.type() != gpulab::filterWorkingType(op, gpulab::shapeOf(*photo))) {
+    state.converted = gpulab::prepareFilterInput(op, *photo);
+    state.convertedGeneration = run.generation;
+  }
+  const gpulab::Image& converted = convert ? state.converted->image : *photo;
 
   // A region: the operation runs on the region and its halo (the pixels its output reads), cut out of
   // the photo on the host and, from the resident copy, on the GPU; the inner part is pasted back.
   std::optional<gpulab::RoiWindow> roi;
   gpulab::Image windowImage;
   if (request.roi) {
-    const gpulab::ImageShape shape = gpulab::shapeOf(*photo);
+    const gpulab::ImageShape shape = gpulab::shapeOf(converted);
     if (!gpulab::keepsShape(op, shape))
       throw std::invalid_argument(op.describe() + " turns the " + gpulab::describe(shape) + " photo into " +
                                   gpulab::describe(op.outputShape(shape)) +
                                   ", so it cannot be limited to a region: clear the region (Esc) to filter the whole "
                                   "photo");
     roi = gpulab::roiWindow(shape, *request.roi, op.reach());
-    windowImage = gpulab::crop(*photo, roi->window);
+    windowImage = gpulab::crop(converted, roi->window);
     run.roi = roi->roi;
     run.window = roi->window;
   }
-  const gpulab::Image& input = roi ? windowImage : *photo;
+  const gpulab::Image& input = roi ? windowImage : converted;
 
   gpulab::MeasureSetup setup;
   setup.wantCpu = request.wantCpu && !request.preview;
@@ -62,6 +73,10 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   if (request.wantGpu) {
     if (!ctx.hasGpu()) {
       gpuSkipped = ctx.gpuError().isEmpty() ? std::string("no CUDA device") : ctx.gpuError().toStdString();
+    } else if (convert) {
+      setup.wantGpu = true;
+      setup.gpu = &ctx.gpu();
+      setup.gpuOutput = &state.gpuOutput;
     } else if (!ctx.photoOnGpu()) {
       try {
         ctx.devicePhoto();  // throws with the reason
@@ -87,7 +102,21 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   const gpulab::MeasurePolicy policy =
       request.preview ? gpulab::MeasurePolicy::once() : gpulab::MeasurePolicy::interactive();
   gpulab::MeasureResult measured = gpulab::measure(op, input, setup, policy);
+  if (convert) {  // back to the photo's type; under a region, alpha comes from the region's window
+    const gpulab::FilterInput windowInput{roi ? windowImage : gpulab::Image(), state.converted->original, {}};
+    const gpulab::FilterInput& from = roi ? windowInput : *state.converted;
+    if (!measured.gpuOutput.empty())
+      measured.gpuOutput = gpulab::finishFilterResult(std::move(measured.gpuOutput), from);
+    if (!measured.cpuOutput.empty())
+      measured.cpuOutput = gpulab::finishFilterResult(std::move(measured.cpuOutput), from);
+  }
   if (!gpuSkipped.empty()) measured.record.gpuSkipped = gpuSkipped;
+  if (convert) {  // the record names the photo's type, not the f32 it ran as
+    gpulab::ImageShape ran = roi ? gpulab::shapeOf(windowImage) : gpulab::shapeOf(*photo);
+    ran.type = photo->type();
+    measured.record.input = ran;
+    measured.record.output = gpulab::filterResultShape(op, ran);
+  }
   run.record = std::move(measured.record);
   if (roi) run.record.description += " · ROI " + std::to_string(roi->roi.width) + "x" + std::to_string(roi->roi.height);
   if (run.record.input && !roi) run.beforeOffset = beforeOffsetFor(*run.record.input, run.record.output);
@@ -108,6 +137,9 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     run.cpuDisplay = toQImage(*run.cpu, &range);
     if (!run.gpu) run.displayNote = describeRange(*run.cpu, range);
   }
+  if (convert && !state.converted->note.empty())
+    run.displayNote = QString::fromStdString(state.converted->note) +
+                      (run.displayNote.isEmpty() ? QString() : QStringLiteral("; ") + run.displayNote);
   return run;
 }
 

@@ -18,6 +18,7 @@
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/core/image.hpp"
 #include "gpulab/core/operation.hpp"
+#include "gpulab/filters/sample_depth.hpp"
 #include "gpulab/measure/record.hpp"
 
 namespace gpulab::gui {
@@ -103,6 +104,10 @@ struct FiltersWorkerState {
   std::string operationName;
   gpulab::ParamValues operationParams;
   gpulab::DeviceImage gpuOutput;  // reallocated only when its shape changes
+  // A photo the operation does not take as it is (u16, or f64 for an f32 filter), converted once
+  // per photo (filters/sample_depth.hpp); results go back to the photo's type.
+  std::optional<gpulab::FilterInput> converted;
+  quint64 convertedGeneration = 0;
 
   gpulab::DeviceImage roiWindow;  // the region and its halo, cropped on the GPU
 

@@ -101,6 +101,16 @@ QImage toQImage(const gpulab::Image& image, DisplayRange* range) {
       case PixelType::F64:
         out = floatToQImage<double>(image, used);
         break;
+      case PixelType::U16: {  // the screen shows 8 bits: 0..65535 scaled to 0..255, alpha too
+        out = QImage(image.width(), image.height(), formatFor(image.channels()));
+        std::vector<std::uint8_t> row(image.rowBytes() / 2);
+        for (int y = 0; y < image.height(); ++y) {
+          const std::uint16_t* in = image.row<std::uint16_t>(y);
+          for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<std::uint8_t>((in[i] + 128u) / 257u);
+          writeRow(row.data(), image.width(), image.channels(), out.scanLine(y));
+        }
+        break;
+      }
     }
   }
   if (range != nullptr) *range = used;
@@ -108,6 +118,7 @@ QImage toQImage(const gpulab::Image& image, DisplayRange* range) {
 }
 
 QString describeRange(const gpulab::Image& image, const DisplayRange& range) {
+  if (image.type() == PixelType::U16) return QStringLiteral("16-bit samples, shown at 8 bits");
   if (!range.normalised) return {};
   return QStringLiteral("%1 shown normalised from %2 to %3")
       .arg(QString::fromUtf8(toString(image.type())))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -28,6 +29,17 @@ Image::Image(int width, int height, int channels, PixelType type)
   data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type));
 }
 
+void Image::reshape(int width, int height, int channels, PixelType type) {
+  validateImageShape(width, height, channels);
+  const std::size_t bytes = static_cast<std::size_t>(width) * height * channels * bytesPerSample(type);
+  if (bytes > data_.capacity()) data_ = {};  // no copy of samples about to be overwritten
+  data_.resize(bytes);
+  width_ = width;
+  height_ = height;
+  channels_ = channels;
+  type_ = type;
+}
+
 std::string describeImage(int width, int height, int channels, PixelType type) {
   static constexpr const char* kLayouts[] = {"", "gray", "2-channel", "RGB", "RGBA"};
   return std::to_string(width) + "x" + std::to_string(height) + " " +
@@ -40,10 +52,14 @@ namespace {
 
 template <class Src, class Dst>
 void convertSamples(std::span<const Src> src, std::span<Dst> dst) {
-  if constexpr (std::is_same_v<Dst, std::uint8_t> && !std::is_same_v<Src, std::uint8_t>) {
+  constexpr bool narrowing = std::is_integral_v<Dst> && (std::is_floating_point_v<Src> || sizeof(Src) > sizeof(Dst));
+  if constexpr (narrowing && std::is_integral_v<Src>) {  // u16 -> u8
+    std::transform(src.begin(), src.end(), dst.begin(), [](Src v) { return static_cast<Dst>(std::min<Src>(v, 255)); });
+  } else if constexpr (narrowing) {
     std::transform(src.begin(), src.end(), dst.begin(), [](Src v) {
-      if (!(v == v)) return std::uint8_t{0};  // NaN
-      return static_cast<std::uint8_t>(std::clamp<double>(std::nearbyint(static_cast<double>(v)), 0.0, 255.0));
+      constexpr double top = static_cast<double>(std::numeric_limits<Dst>::max());
+      if (!(v == v)) return Dst{0};  // NaN
+      return static_cast<Dst>(std::clamp<double>(std::nearbyint(static_cast<double>(v)), 0.0, top));
     });
   } else {
     std::transform(src.begin(), src.end(), dst.begin(), [](Src v) { return static_cast<Dst>(v); });
@@ -55,8 +71,8 @@ void convertSamples(std::span<const Src> src, std::span<Dst> dst) {
 Image Image::convertedTo(PixelType type) const {
   if (type == type_) return *this;
   Image out(width_, height_, channels_, type);
-  visitPixelType(type_, [&](auto src) {
-    visitPixelType(type, [&](auto dst) {
+  visitAnySampleType(type_, [&](auto src) {
+    visitAnySampleType(type, [&](auto dst) {
       using S = decltype(src);
       using D = decltype(dst);
       convertSamples<S, D>(samples<S>(), out.samples<D>());
@@ -84,6 +100,8 @@ double sampleAt(const Image& img, int x, int y, int c) {
       return img.at<float>(x, y, c);
     case PixelType::F64:
       return img.at<double>(x, y, c);
+    case PixelType::U16:
+      return img.at<std::uint16_t>(x, y, c);
   }
   return 0;
 }
@@ -100,6 +118,10 @@ void storeSample(Image& img, int x, int y, int c, double v) {
       return;
     case PixelType::F64:
       img.at<double>(x, y, c) = v;
+      return;
+    case PixelType::U16:
+      img.at<std::uint16_t>(x, y, c) =
+          static_cast<std::uint16_t>(std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 65535.0));
       return;
   }
 }

@@ -379,6 +379,8 @@ void FftSpectrum::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& ou
     case PixelType::F64:
       kernels::launchLuminance<double>(planeOf<double>(in, 0), in.channels(), luminance_.as<float>(), stream);
       break;
+    case PixelType::U16:
+      throw std::invalid_argument("the spectrum view takes u8, f32 or f64 images, not u16: convert to f32 first");
   }
   plans_.execute(key, luminance_.data(), spectrum_.data(), stream);
   kernels::launchLogMagnitudeCentred(spectrum_.as<float2>(), width, height, planeOf<float>(out, 0), stream);

@@ -23,6 +23,8 @@ inline int cvDepth(PixelType type) {
       return CV_32F;
     case PixelType::F64:
       return CV_64F;
+    case PixelType::U16:
+      return CV_16U;
   }
   throw std::invalid_argument("unknown pixel type");
 }

@@ -1,6 +1,6 @@
 // Engine-private pieces of image I/O shared by engine/src/io: byte access, the files themselves
-// (read once, written atomically), format detection and the structural walk that runs before
-// stb_image decodes anything, and the .npy layout.
+// (read once, written atomically), format detection and the structural walk that runs before a
+// decoder sees the bytes, the codecs (libjpeg-turbo, libspng, libtiff) and the .npy layout.
 #pragma once
 
 #include <unistd.h>
@@ -25,7 +25,7 @@ static_assert(std::endian::native == std::endian::little, ".npy and image I/O as
 
 using Bytes = std::span<const std::uint8_t>;
 
-enum class FileFormat { Png, Jpeg, Bmp, Tga, Pnm, Npy };
+enum class FileFormat { Png, Jpeg, Bmp, Tga, Pnm, Npy, Tiff };
 
 std::string_view formatName(FileFormat format);
 
@@ -143,10 +143,22 @@ std::string walkPngChunks(Bytes bytes, OnChunk&& onChunk) {
   }
 }
 
+// ---- codecs (codec_jpeg.cpp, codec_png.cpp, codec_tiff.cpp) ------------------------------------
+// Decoders check the size their header states against gpulab's limits before they allocate, and
+// throw ImageIoError with one sentence naming the file; they decode into `reuse`'s memory when it
+// is large enough (Image::reshape). Encoders return the file's bytes.
+
+Image decodeJpeg(Bytes bytes, const std::string& name, Image reuse = {});
+std::string encodeJpeg(const Image& image, int quality, const std::string& name);
+Image decodePng(Bytes bytes, const std::string& name, Image reuse = {});
+std::string encodePng(const Image& image, int level, const std::string& name);
+Image decodeTiff(Bytes bytes, const std::string& name, Image reuse = {});
+std::string encodeTiff(const Image& image, int level, const std::string& name);
+
 // ---- .npy (npy.cpp) -----------------------------------------------------------------------------
 
 /// Reads a .npy file whose first bytes are `head`; the samples go straight into the image.
-Image loadNpy(const InputFile& in, Bytes head, const std::string& name);
+Image loadNpy(const InputFile& in, Bytes head, const std::string& name, Image reuse = {});
 
 /// The magic, version, length and header dict numpy.save writes for `image`.
 std::string npyHeader(const Image& image);

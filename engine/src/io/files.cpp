@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -21,8 +22,8 @@ namespace gpulab::io_detail {
 namespace fs = std::filesystem;
 
 std::string_view formatName(FileFormat format) {
-  constexpr std::string_view kNames[] = {"PNG", "JPEG", "BMP", "TGA", "PNM", ".npy"};  // FileFormat's order
-  static_assert(std::size(kNames) == static_cast<std::size_t>(FileFormat::Npy) + 1);
+  constexpr std::string_view kNames[] = {"PNG", "JPEG", "BMP", "TGA", "PNM", ".npy", "TIFF"};  // FileFormat's order
+  static_assert(std::size(kNames) == static_cast<std::size_t>(FileFormat::Tiff) + 1);
   return kNames[static_cast<int>(format)];
 }
 
@@ -48,25 +49,8 @@ void checkShape(std::int64_t width, std::int64_t height, int channels, const std
   }
 }
 
-namespace {
-
-constexpr std::array<std::uint32_t, 256> makeCrcTable() {
-  std::array<std::uint32_t, 256> table{};
-  for (std::uint32_t n = 0; n < 256; ++n) {
-    std::uint32_t c = n;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[n] = c;
-  }
-  return table;
-}
-constexpr std::array<std::uint32_t, 256> kCrcTable = makeCrcTable();
-
-}  // namespace
-
 std::uint32_t crc32(Bytes bytes) {
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::uint8_t b : bytes) c = kCrcTable[(c ^ b) & 0xFFu] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+  return static_cast<std::uint32_t>(::crc32_z(0, bytes.data(), bytes.size()));  // zlib's, several bytes a step
 }
 
 // ---- files --------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-// Image files: stb_image / stb_image_write do PNG, JPEG, BMP and TGA pixels once the structural walk
-// (inspect.cpp) has passed the file; binary PGM/PPM are read and written here, .npy in npy.cpp, and
+// Image files: the format from the content, the structural walk (inspect.cpp), then the codec:
+// libjpeg-turbo, libspng and libtiff (codec_*.cpp) for JPEG, PNG and TIFF, stb_image /
+// stb_image_write for BMP and TGA; binary PGM/PPM are read and written here, .npy in npy.cpp, and
 // PNG tEXt chunks carry the Mandelbrot views' fields.
 
 #include "gpulab/io/image_io.hpp"
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -39,13 +41,19 @@ Image decodePnm(Bytes b, const Inspection& found, bool rgb) {
   return image;
 }
 
-Image decodeWithStb(const std::vector<std::uint8_t>& bytes, FileFormat format, const std::string& name) {
+Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, const std::string& name, Image reuse) {
+  if (format == FileFormat::Tiff) return decodeTiff(bytes, name, std::move(reuse));
   const Inspection found = inspect(format, bytes);
   // A header cut short or broken says nothing trustworthy about the size: report that first. Then
   // the limits, from our own reading of the header: stb_image's info call tries every format in
   // turn, so its failure reason names the last one tried, not the file's.
   if (!found.problem.empty() && found.width < 0) throw ImageIoError(name + " " + found.problem);
   if (found.width >= 0) checkShape(found.width, found.height, 1, name);
+  if (format == FileFormat::Png || format == FileFormat::Jpeg) {
+    if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
+    return format == FileFormat::Png ? decodePng(bytes, name, std::move(reuse))
+                                     : decodeJpeg(bytes, name, std::move(reuse));
+  }
   const int length = static_cast<int>(bytes.size());
   int width = 0, height = 0, components = 0;
   if (!stbi_info_from_memory(bytes.data(), length, &width, &height, &components)) {
@@ -84,23 +92,55 @@ void appendToString(void* context, void* data, int size) {
   static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
 }
 
-/// 8-bit formats take u8 gray, RGB or RGBA; anything else keeps its values only in .npy.
-void requireEightBit(const Image& image, const std::string& ext, const std::string& name) {
-  if (image.empty()) throw ImageIoError("cannot save " + name + ": the image is empty");
-  if (image.type() != PixelType::U8)
-    throw ImageIoError("cannot save " + name + ": " + ext + " stores 8-bit samples and the image is " +
-                       image.describe() + "; save it as .npy to keep the values, or convert it to u8 first");
-  if (image.channels() == 2)
-    throw ImageIoError("cannot save " + name + ": " + ext +
-                       " takes gray, RGB or RGBA images and this one has 2 channels; save it as .npy");
+/// The formats that hold `type` samples, for messages.
+std::string formatsHolding(PixelType type) {
+  switch (type) {
+    case PixelType::U8:
+      return "every format";
+    case PixelType::U16:
+      return ".png, .tif or .npy";
+    case PixelType::F32:
+      return ".tif or .npy";
+    case PixelType::F64:
+      break;
+  }
+  return ".npy";
 }
 
-std::string encodePng(const Image& image, const std::string& name) {
-  std::string out;
-  if (!stbi_write_png_to_func(appendToString, &out, image.width(), image.height(), image.channels(), image.data(),
-                              static_cast<int>(image.rowBytes())))
-    throw ImageIoError("cannot save " + name + ": PNG encoding failed");
-  return out;
+/// Whether `ext` (lowercase, with the dot) is a format gpulab writes, and which sample types it holds.
+bool isWritableExtension(const std::string& ext) {
+  for (std::string_view known :
+       {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".tga", ".pgm", ".ppm", ".pnm", ".npy"})
+    if (ext == known) return true;
+  return false;
+}
+bool holdsType(const std::string& ext, PixelType type) {
+  if (ext == ".npy" || type == PixelType::U8) return true;
+  if (ext == ".png") return type == PixelType::U16;
+  if (ext == ".tif" || ext == ".tiff") return type == PixelType::U16 || type == PixelType::F32;
+  return false;
+}
+
+void checkFormat(const std::string& ext, PixelType type, int channels, const std::string& name) {
+  if (!isWritableExtension(ext))
+    throw ImageIoError("cannot save " + name + ": " +
+                       (ext.empty() ? std::string("it has no extension") : "unknown extension '" + ext + "'") +
+                       "; gpulab writes " + supportedImageExtensions());
+  if (ext == ".npy") return;
+  if (!holdsType(ext, type))
+    throw ImageIoError("cannot save " + name + ": " + ext + " cannot hold " + std::string(toString(type)) +
+                       " samples; save it as " + formatsHolding(type) + " to keep the values, or convert it first");
+  if (channels == 2)
+    throw ImageIoError("cannot save " + name + ": " + ext +
+                       " takes gray, RGB or RGBA images and this one has 2 channels; save it as .npy");
+  if (ext == ".pgm" && channels != 1)
+    throw ImageIoError("cannot save " + name + ": .pgm holds gray images and this one has " + std::to_string(channels) +
+                       " channels; use .ppm or .png");
+}
+
+void requireSavable(const Image& image, const std::string& ext, const std::string& name) {
+  if (image.empty()) throw ImageIoError("cannot save " + name + ": the image is empty");
+  checkFormat(ext, image.type(), image.channels(), name);
 }
 
 std::string encodePnm(const Image& image, const std::string& ext, const std::string& name) {
@@ -122,19 +162,17 @@ std::string encodePnm(const Image& image, const std::string& ext, const std::str
   return out;
 }
 
-std::string encodeEightBit(const Image& image, const std::string& ext, int jpegQuality, const std::string& name) {
-  requireEightBit(image, ext, name);
+std::string encodeFile(const Image& image, const std::string& ext, const SaveOptions& options,
+                       const std::string& name) {
+  requireSavable(image, ext, name);
+  if (ext == ".npy") return npyHeader(image) + std::string(samplesOf(image));
+  if (ext == ".png") return encodePng(image, options.compressionLevel, name);
+  if (ext == ".jpg" || ext == ".jpeg") return encodeJpeg(image, options.jpegQuality, name);
+  if (ext == ".tif" || ext == ".tiff") return encodeTiff(image, options.compressionLevel, name);
   std::string out;
   const int w = image.width(), h = image.height(), c = image.channels();
   int ok = 1;
-  if (ext == ".png") {
-    return encodePng(image, name);
-  } else if (ext == ".jpg" || ext == ".jpeg") {
-    if (jpegQuality < 1 || jpegQuality > 100)
-      throw ImageIoError("cannot save " + name + ": JPEG quality " + std::to_string(jpegQuality) +
-                         " is outside 1 to 100");
-    ok = stbi_write_jpg_to_func(appendToString, &out, w, h, c, image.data(), jpegQuality);
-  } else if (ext == ".bmp") {
+  if (ext == ".bmp") {
     ok = stbi_write_bmp_to_func(appendToString, &out, w, h, c, image.data());
   } else if (ext == ".tga") {
     ok = stbi_write_tga_to_func(appendToString, &out, w, h, c, image.data());
@@ -143,12 +181,6 @@ std::string encodeEightBit(const Image& image, const std::string& ext, int jpegQ
   }
   if (!ok) throw ImageIoError("cannot save " + name + ": encoding as " + ext + " failed");
   return out;
-}
-
-bool isEightBitExtension(const std::string& ext) {
-  for (std::string_view known : {".png", ".jpg", ".jpeg", ".bmp", ".tga", ".pgm", ".ppm", ".pnm"})
-    if (ext == known) return true;
-  return false;
 }
 
 void appendPngChunk(std::string& out, std::string_view type, std::string_view data) {
@@ -184,42 +216,54 @@ void checkPngText(const std::string& key, const std::string& value, const std::s
 
 // ---- public API ---------------------------------------------------------------------------------
 
-Image loadImage(const fs::path& path) {
+Image loadImage(const fs::path& path) { return loadImage(path, Image()); }
+
+Image loadImage(const fs::path& path, Image reuse) {
   const std::string name = path.string();
   const InputFile in = openForReading(path, name);
   std::array<std::uint8_t, 18> head{};
   const std::size_t headLength = readAt(in, 0, head.data(), head.size(), name);
   const Bytes headBytes(head.data(), headLength);
   const FileFormat format = detectFormat(headBytes, path, name);
-  if (format == FileFormat::Npy) return loadNpy(in, headBytes, name);
-  return decodeWithStb(readWhole(in, name), format, name);
+  if (format == FileFormat::Npy) return loadNpy(in, headBytes, name, std::move(reuse));
+  return decodeFile(readWhole(in, name), format, name, std::move(reuse));
 }
 
-void saveImage(const Image& image, const fs::path& path, int jpegQuality) {
+void saveImage(const Image& image, const fs::path& path, const SaveOptions& options) {
   const std::string name = path.string();
+  if (options.jpegQuality < 1 || options.jpegQuality > 100)
+    throw ImageIoError("cannot save " + name + ": JPEG quality " + std::to_string(options.jpegQuality) +
+                       " is outside 1 to 100");
+  if (options.compressionLevel < 0 || options.compressionLevel > 9)
+    throw ImageIoError("cannot save " + name + ": compression level " + std::to_string(options.compressionLevel) +
+                       " is outside 0 to 9");
   const std::string ext = lowercaseExtension(path);
   if (ext == ".npy") {
-    if (image.empty()) throw ImageIoError("cannot save " + name + ": the image is empty");
+    requireSavable(image, ext, name);
     const std::string header = npyHeader(image);
     writeFileAtomically(path, name, {header, samplesOf(image)});
     return;
   }
-  if (!isEightBitExtension(ext))
-    throw ImageIoError("cannot save " + name + ": " +
-                       (ext.empty() ? std::string("it has no extension") : "unknown extension '" + ext + "'") +
-                       "; gpulab writes " + supportedImageExtensions());
-  const std::string encoded = encodeEightBit(image, ext, jpegQuality, name);
+  const std::string encoded = encodeFile(image, ext, options, name);
   writeFileAtomically(path, name, {encoded});
+}
+
+void saveImage(const Image& image, const fs::path& path, int jpegQuality) {
+  saveImage(image, path, SaveOptions{.jpegQuality = jpegQuality});
+}
+
+void checkSaveFormat(const fs::path& path, PixelType type, int channels) {
+  checkFormat(lowercaseExtension(path), type, channels, path.string());
 }
 
 void savePngWithText(const Image& image, const fs::path& path, const std::map<std::string, std::string>& text) {
   const std::string name = path.string();
   if (lowercaseExtension(path) != ".png")
     throw ImageIoError("cannot save " + name + ": PNG text needs a .png file name");
-  requireEightBit(image, ".png", name);
+  requireSavable(image, ".png", name);
   for (const auto& [key, value] : text) checkPngText(key, value, name);
-  std::string png = encodePng(image, name);
-  // stb_image_write ends the stream with the 12-byte IEND chunk; the text goes just before it.
+  std::string png = encodePng(image, SaveOptions{}.compressionLevel, name);
+  // The encoder ends the stream with the 12-byte IEND chunk; the text goes just before it.
   const std::size_t iend = png.size() - 12;
   if (png.size() < kPngSignature.size() + 12 || png.compare(iend + 4, 4, "IEND") != 0)
     throw ImageIoError("cannot save " + name + ": the PNG encoder produced no IEND chunk");
@@ -246,6 +290,6 @@ std::map<std::string, std::string> readPngText(const fs::path& path) {
   return text;
 }
 
-std::string supportedImageExtensions() { return "png, jpg, jpeg, bmp, tga, pgm, ppm, pnm, npy"; }
+std::string supportedImageExtensions() { return "png, jpg, jpeg, tif, tiff, bmp, tga, pgm, ppm, pnm, npy"; }
 
 }  // namespace gpulab

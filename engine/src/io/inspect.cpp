@@ -1,7 +1,8 @@
-// Format detection by content and the structural walk before stb_image decodes: stb_image is not
-// hardened against hostile files and fills missing bytes with zeros rather than failing, so the
-// header is checked against the size limits and the file is walked first: PNG chunks with their
-// CRCs up to IEND, JPEG markers up to EOI, and for BMP, TGA and PNM the bytes the header promises.
+// Format detection by content and the structural walk before a decoder sees the bytes: the header
+// is checked against the size limits and the file is walked first, so a truncated or damaged file
+// gets a sentence that says where: PNG chunks with their CRCs up to IEND, JPEG markers up to EOI,
+// and for BMP, TGA and PNM (read through stb_image, which is not hardened against hostile files
+// and fills missing bytes with zeros) the bytes the header promises. TIFF is left to libtiff.
 
 #include <cstdint>
 #include <string>
@@ -14,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kReadableFormats = "PNG, JPEG, BMP, TGA, PNM or .npy";
+constexpr std::string_view kReadableFormats = "PNG, JPEG, TIFF, BMP, TGA, PNM or .npy";
 
 // ---- structural checks, one walk per format ------------------------------------------------------
 
@@ -193,6 +194,9 @@ FileFormat detectFormat(Bytes head, const fs::path& path, const std::string& nam
   if (startsWith(head, kNpyMagic)) return FileFormat::Npy;
   if (startsWith(head, kPngSignature)) return FileFormat::Png;
   if (head.size() >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF) return FileFormat::Jpeg;
+  if (head.size() >= 4 && ((head[0] == 'I' && head[1] == 'I' && (head[2] == 42 || head[2] == 43) && head[3] == 0) ||
+                           (head[0] == 'M' && head[1] == 'M' && head[2] == 0 && (head[3] == 42 || head[3] == 43))))
+    return FileFormat::Tiff;  // classic and BigTIFF, either byte order
   if (head.size() >= 2 && head[0] == 'B' && head[1] == 'M') {
     // "BM" alone is weak evidence; the info header sizes stb_image knows make it strong.
     const std::uint32_t headerSize = head.size() >= 18 ? readLe32(head.data() + 14) : 0;
@@ -225,6 +229,7 @@ Inspection inspect(FileFormat format, Bytes bytes) {
     case FileFormat::Pnm:
       return inspectPnm(bytes);
     case FileFormat::Npy:
+    case FileFormat::Tiff:
       break;
   }
   return {};

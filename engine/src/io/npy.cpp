@@ -1,9 +1,10 @@
-// NumPy .npy arrays both ways: versions 1.0 to 3.0 read (u8, little-endian f32 and f64; (H, W) or
-// (H, W, C), C order), version 1.0 written as numpy.save writes it.
+// NumPy .npy arrays both ways: versions 1.0 to 3.0 read (u8, little-endian u16, f32 and f64; (H, W)
+// or (H, W, C), C order), version 1.0 written as numpy.save writes it.
 
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "internal/image_files.hpp"
 
@@ -68,7 +69,7 @@ class NpyHeaderParser {
         if (peek() != '\'' && peek() != '"')
           throw ImageIoError(name_ +
                              " holds a structured NumPy dtype, which gpulab does not read: use uint8 ('|u1'), "
-                             "float32 ('<f4') or float64 ('<f8')");
+                             "uint16 ('<u2'), float32 ('<f4') or float64 ('<f8')");
         fields.descr = parseString();
       } else if (key == "fortran_order") {
         fields.fortranOrder = parseBool();
@@ -169,16 +170,19 @@ NpyLayout parseNpyHeader(std::string_view prefix, const std::string& name) {
   const std::string& descr = *fields.descr;
   if (descr == "|u1" || descr == "<u1" || descr == ">u1" || descr == "=u1") {
     layout.type = PixelType::U8;
+  } else if (descr == "<u2" || descr == "=u2") {
+    layout.type = PixelType::U16;
   } else if (descr == "<f4") {
     layout.type = PixelType::F32;
   } else if (descr == "<f8") {
     layout.type = PixelType::F64;
-  } else if (descr == ">f4" || descr == ">f8") {
+  } else if (descr == ">f4" || descr == ">f8" || descr == ">u2") {
     throw ImageIoError(name + " holds big-endian data ('" + descr + "'); gpulab reads little-endian: save a.astype('<" +
                        descr.substr(1) + "')");
   } else {
-    throw ImageIoError(name + " holds NumPy dtype '" + descr +
-                       "', which gpulab does not read: use uint8 ('|u1'), float32 ('<f4') or float64 ('<f8')");
+    throw ImageIoError(
+        name + " holds NumPy dtype '" + descr +
+        "', which gpulab does not read: use uint8 ('|u1'), uint16 ('<u2'), float32 ('<f4') or float64 ('<f8')");
   }
   if (*fields.fortranOrder)
     throw ImageIoError(name + " is stored in Fortran (column-major) order; save np.ascontiguousarray(a) instead");
@@ -207,7 +211,7 @@ ImageIoError npyTruncated(const std::string& name, const NpyLayout& layout, std:
 
 }  // namespace
 
-Image loadNpy(const InputFile& in, Bytes head, const std::string& name) {
+Image loadNpy(const InputFile& in, Bytes head, const std::string& name, Image reuse) {
   const std::size_t prefixLength = npyPrefixLength(head, in.size, name);
   std::string prefix(prefixLength, '\0');
   if (readAt(in, 0, prefix.data(), prefixLength, name) != prefixLength)
@@ -215,14 +219,18 @@ Image loadNpy(const InputFile& in, Bytes head, const std::string& name) {
   const NpyLayout layout = parseNpyHeader(prefix, name);
   // Bytes after the array are allowed, as numpy.load allows them (np.save called twice on one file).
   if (in.size - prefixLength < layout.dataBytes) throw npyTruncated(name, layout, in.size - prefixLength);
-  Image image(layout.width, layout.height, layout.channels, layout.type);
+  Image image = std::move(reuse);
+  image.reshape(layout.width, layout.height, layout.channels, layout.type);
   if (readAt(in, prefixLength, image.data(), image.sizeBytes(), name) != image.sizeBytes())
     throw ImageIoError(name + " became shorter while it was being read");
   return image;
 }
 
 std::string npyHeader(const Image& image) {
-  const char* descr = image.type() == PixelType::U8 ? "|u1" : image.type() == PixelType::F32 ? "<f4" : "<f8";
+  const char* descr = image.type() == PixelType::U8    ? "|u1"
+                      : image.type() == PixelType::U16 ? "<u2"
+                      : image.type() == PixelType::F32 ? "<f4"
+                                                       : "<f8";
   const std::string height = std::to_string(image.height());
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + height + ", " +
                      std::to_string(image.width()) +

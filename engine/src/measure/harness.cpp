@@ -135,6 +135,8 @@ std::optional<double> maxAbsDifference(const Image& a, const Image& b) {
       return maxAbsDiffTyped<float>(a, b);
     case PixelType::F64:
       return maxAbsDiffTyped<double>(a, b);
+    case PixelType::U16:
+      return maxAbsDiffTyped<std::uint16_t>(a, b);
   }
   return std::nullopt;
 }

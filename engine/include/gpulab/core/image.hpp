@@ -1,18 +1,22 @@
-// Host images: 8-bit photos (gray, RGB, RGBA) and float32 / float64 data, interleaved, rows packed.
+// Host images: 8- and 16-bit photos (gray, RGB, RGBA) and float32 / float64 data, interleaved, rows
+// packed.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/enum_names.hpp"
 
 namespace gpulab {
 
-enum class PixelType : std::uint8_t { U8, F32, F64 };
+/// U16 comes last so that the first three keep their numbers (JSON records, saved settings).
+enum class PixelType : std::uint8_t { U8, F32, F64, U16 };
 
 constexpr std::size_t bytesPerSample(PixelType type) noexcept {
   switch (type) {
@@ -22,11 +26,16 @@ constexpr std::size_t bytesPerSample(PixelType type) noexcept {
       return 4;
     case PixelType::F64:
       return 8;
+    case PixelType::U16:
+      return 2;
   }
   return 0;
 }
 
-constexpr EnumText enumText(PixelType) { return {"sample type", "u8|f32|f64"}; }
+constexpr EnumText enumText(PixelType) { return {"sample type", "u8|f32|f64|u16"}; }
+
+/// True for the integer sample types (u8, u16), whose values are rounded and saturated on store.
+constexpr bool isIntegerType(PixelType type) noexcept { return type == PixelType::U8 || type == PixelType::U16; }
 
 /// The largest image gpulab accepts, checked before any allocation or decode.
 inline constexpr int kMaxImageDimension = 32768;
@@ -40,6 +49,10 @@ constexpr PixelType pixelTypeOf<std::uint8_t>() {
   return PixelType::U8;
 }
 template <>
+constexpr PixelType pixelTypeOf<std::uint16_t>() {
+  return PixelType::U16;
+}
+template <>
 constexpr PixelType pixelTypeOf<float>() {
   return PixelType::F32;
 }
@@ -49,7 +62,9 @@ constexpr PixelType pixelTypeOf<double>() {
 }
 
 /// Calls f with a value of the sample type `type` stands for (std::uint8_t{}, float{} or double{}):
-/// the one switch for code templated on the sample type.
+/// the one switch for code templated on the sample type of the operations and kernels. They take
+/// u8, f32 and f64; a u16 image reaching one throws std::invalid_argument (front ends filter 16-bit
+/// photos as f32 through filters/sample_depth.hpp and store the result back as u16).
 template <class F>
 void visitPixelType(PixelType type, F&& f) {
   switch (type) {
@@ -62,7 +77,22 @@ void visitPixelType(PixelType type, F&& f) {
     case PixelType::F64:
       f(double{});
       return;
+    case PixelType::U16:
+      throw std::invalid_argument(
+          "this step takes u8, f32 or f64 samples, not u16: convert the image to f32 first (16-bit photos are "
+          "filtered as f32 and stored back as u16)");
   }
+}
+
+/// visitPixelType over every sample type, u16 (std::uint16_t{}) included: for code that only moves
+/// and converts samples (host images, files).
+template <class F>
+void visitAnySampleType(PixelType type, F&& f) {
+  if (type == PixelType::U16) {
+    f(std::uint16_t{});
+    return;
+  }
+  visitPixelType(type, std::forward<F>(f));
 }
 
 /// Throws std::invalid_argument with one sentence when width x height x channels is not an image
@@ -128,7 +158,13 @@ class Image {
     return {reinterpret_cast<const T*>(data_.data()), data_.size() / sizeof(T)};
   }
 
-  /// A copy converted to another sample type (u8 -> float keeps 0..255; float -> u8 rounds and saturates).
+  /// Makes this a width x height x channels image of `type`, keeping the allocation when it is
+  /// large enough (a decoder that refills it in a loop touches no fresh memory). The samples are
+  /// left as they were in memory: the caller overwrites them all. Throws as the constructor does.
+  void reshape(int width, int height, int channels, PixelType type);
+
+  /// A copy converted to another sample type (u8/u16 -> float keeps the values; float -> u8/u16 and
+  /// u16 -> u8 round and saturate, NaN becomes 0).
   Image convertedTo(PixelType type) const;
   /// One channel extracted as a 1-channel image.
   Image channel(int c) const;
@@ -145,7 +181,7 @@ class Image {
 
 /// Sample (x, y, c) of any host image as a double (slow and general: references, tests, tools).
 double sampleAt(const Image& img, int x, int y, int c);
-/// Stores v at (x, y, c): u8 rounded to nearest (ties to even) and saturated, NaN as 0; floats cast.
+/// Stores v at (x, y, c): u8/u16 rounded to nearest (ties to even) and saturated, NaN as 0; floats cast.
 void storeSample(Image& img, int x, int y, int c, double v);
 
 }  // namespace gpulab

@@ -1,10 +1,11 @@
-// Reading and writing images: PNG, JPEG, BMP, TGA and PNM (PGM/PPM) through stb_image, and NumPy
-// .npy (uint8, float32, float64; HxW or HxWxC) both ways, so results compare exactly with NumPy,
-// SciPy and CuPy. The format follows the file's content when reading and its extension when writing.
+// Reading and writing images: JPEG (libjpeg-turbo), PNG (libspng), TIFF (libtiff), BMP and TGA
+// (stb_image), binary PGM/PPM, and NumPy .npy (uint8, uint16, float32, float64; HxW or HxWxC) both
+// ways, so results compare exactly with NumPy, SciPy and CuPy. The format follows the file's
+// content when reading and its extension when writing.
 //
 // Every failure throws ImageIoError with one sentence naming the file: missing, empty, truncated,
-// corrupt, unsupported format, or dimensions beyond kMaxImageDimension / kMaxImagePixels (checked
-// from the header before anything is decoded; stb_image is not hardened against hostile files).
+// corrupt, unsupported format or layout, or dimensions beyond kMaxImageDimension / kMaxImagePixels
+// (checked from the header before anything is allocated or decoded).
 #pragma once
 
 #include <filesystem>
@@ -21,20 +22,40 @@ class ImageIoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Loads PNG/JPEG/BMP/TGA/PNM as u8 with 1, 3 or 4 channels (gray+alpha becomes RGBA), or .npy as stored.
-/// 16-bit PNG keeps the high byte of each sample; PGM/PPM samples are scaled from 0..maxval to 0..255
-/// (16-bit ones too). The format comes from the content (TGA, which has no signature, from the
-/// extension). A .npy may have bytes after the array, as numpy.load allows. Thread-safe.
+/// Loads an image with 1, 3 or 4 channels (gray + alpha becomes RGBA): 8-bit PNG/JPEG/TIFF/BMP/TGA/
+/// PNM as u8, 16-bit PNG and TIFF as u16, float TIFF as f32, .npy as stored (float64 stays f64).
+/// A JPEG is turned as its EXIF orientation says; gray JPEGs load as gray. PGM/PPM samples are
+/// scaled from 0..maxval to 0..255. The format comes from the content (TGA, which has no
+/// signature, from the extension). A .npy may have bytes after the array, as numpy.load allows.
+/// Thread-safe.
 Image loadImage(const std::filesystem::path& path);
+/// The same, decoding into `reuse`'s memory when it is large enough (Image::reshape): a loop over
+/// many files of one size allocates once. What `reuse` held is gone either way.
+Image loadImage(const std::filesystem::path& path, Image reuse);
 
-/// Writes by extension: .png .jpg/.jpeg .bmp .tga .ppm/.pnm need u8 with 1, 3 or 4 channels and .pgm
-/// u8 gray (.jpg/.ppm/.pnm drop alpha); .npy takes every type. Float images to an 8-bit format are an error
-/// naming .npy as the way out. Writes to a temporary file and renames, so a failure never leaves
-/// half a file where a good one was.
-/// What reads back: .png, .tga, .pgm and .npy exactly; .bmp exactly, gray read back as RGB; .ppm/.pnm
-/// exactly without alpha (.pnm writes gray as PGM); .jpg approximately, always as RGB. The extension
-/// is case-insensitive; jpegQuality is 1..100.
+/// How saveImage encodes.
+struct SaveOptions {
+  int jpegQuality = 95;  ///< 1..100
+  /// PNG and TIFF (deflate) compression, 0 (none) to 9 (smallest). 1 by default, the fast end:
+  /// for PNG levels 1-3 are the UP filter with run-length deflate (a 6000x4000 photo in a third of
+  /// a second, about 1.2x the size of level 6, which takes ten times as long).
+  int compressionLevel = 1;
+};
+
+/// Writes by extension: .png takes u8 and u16; .tif/.tiff u8, u16 and f32; .jpg/.jpeg .bmp .tga
+/// .ppm/.pnm u8 (.pgm u8 gray); all with 1, 3 or 4 channels (.jpg/.ppm/.pnm drop alpha); .npy takes
+/// every type. A type a format cannot hold is an error naming the formats that can. Writes to a
+/// temporary file and renames, so a failure never leaves half a file where a good one was.
+/// What reads back: .png, .tif, .tga, .pgm and .npy exactly; .bmp exactly, gray read back as RGB;
+/// .ppm/.pnm exactly without alpha (.pnm writes gray as PGM); .jpg approximately (4:2:0 chroma).
+/// The extension is case-insensitive.
+void saveImage(const Image& image, const std::filesystem::path& path, const SaveOptions& options);
 void saveImage(const Image& image, const std::filesystem::path& path, int jpegQuality = 95);
+
+/// Throws the ImageIoError saveImage would for a `type` image of `channels` channels to `path`
+/// because of its extension (unknown, or a format that cannot hold the type or channels), without
+/// touching the disk: front ends check the output before they spend time on a filter.
+void checkSaveFormat(const std::filesystem::path& path, PixelType type, int channels);
 
 /// PNG with tEXt chunks (key -> value, Latin-1 keys of 1..79 characters), e.g. a Mandelbrot view.
 void savePngWithText(const Image& image, const std::filesystem::path& path,
@@ -46,7 +67,7 @@ std::map<std::string, std::string> readPngText(const std::filesystem::path& path
 Image decodeNpy(const std::string& bytes, const std::string& nameForErrors = "the .npy data");
 std::string encodeNpy(const Image& image);
 
-/// "png, jpg, jpeg, bmp, tga, pgm, ppm, pnm, npy", for help texts and file dialogs.
+/// "png, jpg, jpeg, tif, tiff, bmp, tga, pgm, ppm, pnm, npy", for help texts and file dialogs.
 std::string supportedImageExtensions();
 
 }  // namespace gpulab
