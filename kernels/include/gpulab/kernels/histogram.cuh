@@ -100,8 +100,16 @@ GPULAB_HD void levelsFromHistogram(const unsigned* counts, int bins, bool u8, do
     return;
   }
   const double width = (rangeHi - rangeLo) / bins;
-  levelLo = rangeLo + lb * width;
-  levelHi = hb + 1 >= bins ? rangeHi : rangeLo + (hb + 1) * width;
+  // Rounded as the host rounds it: nvcc would fuse lo + b * width into one fma, a different last bit.
+  auto edge = [&](int b) {
+#if defined(__CUDA_ARCH__)
+    return __dadd_rn(rangeLo, __dmul_rn(b, width));
+#else
+    return rangeLo + b * width;
+#endif
+  };
+  levelLo = edge(lb);
+  levelHi = hb + 1 >= bins ? rangeHi : edge(hb + 1);
 }
 
 /// The stretch of one u8 sample between integer levels: round-half-up of (v - lo) * 255 / (hi - lo),
