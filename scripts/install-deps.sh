@@ -9,6 +9,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev
   libstb-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev libmpfr-dev
+  clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes
   xvfb xauth fonts-dejavu-core
 )
 
