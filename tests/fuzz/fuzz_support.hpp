@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpulab::fuzz {
 
@@ -28,11 +30,29 @@ inline std::string_view asText(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
-/// A file of this process in the temporary folder, written anew for every input (the loaders take
-/// paths); the suffix picks the extension the loader sees.
+/// Where scratch files go: $GPULAB_FUZZ_SCRATCH, else /dev/shm (memory: rewriting a file on a disk
+/// made the file targets 10 times slower), else the temporary folder.
+inline std::filesystem::path scratchFolder() {
+  if (const char* dir = std::getenv("GPULAB_FUZZ_SCRATCH"); dir && *dir) return dir;
+  std::error_code ec;
+  if (std::filesystem::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  return std::filesystem::temp_directory_path();
+}
+
+/// A file of this process in scratchFolder(), written anew for every input (the loaders take paths);
+/// the suffix picks the extension the loader sees.
 inline std::filesystem::path writeScratchFile(std::string_view bytes, const std::string& suffix) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("gpulab-fuzz-" + std::to_string(::getpid()) + suffix);
+  struct Written {  // removed when the process exits normally
+    std::filesystem::path folder = scratchFolder();
+    std::vector<std::filesystem::path> paths;
+    ~Written() {
+      std::error_code ec;
+      for (const auto& p : paths) std::filesystem::remove(p, ec);
+    }
+  };
+  static Written written;
+  const std::filesystem::path path = written.folder / ("gpulab-fuzz-" + std::to_string(::getpid()) + suffix);
+  if (std::find(written.paths.begin(), written.paths.end(), path) == written.paths.end()) written.paths.push_back(path);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
