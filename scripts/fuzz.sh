@@ -29,7 +29,7 @@ while (($#)); do
     --merge) merge=1; shift ;;
     --build-only) mode=build; shift ;;
     --replay) mode=replay; shift ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -50,6 +50,7 @@ fi
 launcher=()
 command -v ccache >/dev/null && launcher=(ccache)
 
+# shellcheck disable=SC2054  # the commas belong to clang's option
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 cxxflags=(-std=c++20 -O1 -g -DNDEBUG "${sanitize[@]}" -I"$root/engine/include" -I"$root/engine/src"
   -I"$root/kernels/include" -I/usr/include/stb)
@@ -61,7 +62,9 @@ cuda_include=${CUDA_HOME:-/usr/local/cuda}/include
 libs=()
 for module in mpfr gmp libspng spng libpng libjpeg libturbojpeg libtiff-4 libwebp zlib; do
   if pkg-config --exists "$module" 2>/dev/null; then
+    # shellcheck disable=SC2207  # pkg-config's flags are words
     cxxflags+=($(pkg-config --cflags "$module"))
+    # shellcheck disable=SC2207
     libs+=($(pkg-config --libs "$module"))
   fi
 done
@@ -87,11 +90,13 @@ build_targets() {
     [ -f "$root/tests/fuzz/$t/fuzz_$t.cpp" ] || { echo "fuzz.sh: no target $t (${all_targets[*]})" >&2; exit 2; }
     for src in $(sources_of "$t") "$root/tests/fuzz/$t/fuzz_$t.cpp"; do objects[$src]=1; done
   done
-  export root build cxx
-  export cxxflags_joined="${cxxflags[*]}" launcher_joined="${launcher[*]}"
+  # Every source once, $(nproc) at a time (ccache makes a rebuild quick).
+  export root build cxx cxxflags_joined="${cxxflags[*]}" launcher_joined="${launcher[*]}"
+  # shellcheck disable=SC2016  # expanded by the inner shell
   printf '%s\n' "${!objects[@]}" | xargs -P "$(nproc)" -I{} bash -c \
-    'set -e; src={}; obj=$build/obj/${src#"$root"/}.o; mkdir -p "$(dirname "$obj")";
-     $launcher_joined $cxx $cxxflags_joined -fsanitize=fuzzer-no-link -ffunction-sections -fdata-sections -c "$src" -o "$obj"'
+    'set -e; obj=$build/obj/${1#"$root"/}.o; mkdir -p "$(dirname "$obj")"
+     $launcher_joined $cxx $cxxflags_joined -fsanitize=fuzzer-no-link -ffunction-sections -fdata-sections \
+       -c "$1" -o "$obj"' _ {}
   for t in "${targets[@]}"; do
     local objs=()
     for src in $(sources_of "$t") "$root/tests/fuzz/$t/fuzz_$t.cpp"; do objs+=("$build/obj/${src#"$root"/}.o"); done
