@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh --time 1800           30 minutes a target (on demand: hours with --time 14400)
 #   scripts/fuzz.sh --jobs 4 npy image    4 fuzzer processes a target (libFuzzer -jobs/-workers), two targets
 #   scripts/fuzz.sh --merge               afterwards, merge the inputs that add coverage into the seed corpora
+#   scripts/fuzz.sh --keep-going          go on after a finding (libFuzzer -fork), to collect several
 #   scripts/fuzz.sh --build-only          build the targets (build-fuzz/, or $GPULAB_FUZZ_BUILD_DIR)
 #   scripts/fuzz.sh --replay              run every seed and regression input once (no fuzzing)
 #
@@ -20,6 +21,7 @@ build=${GPULAB_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=45
 jobs=1
 merge=0
+keep_going=0
 mode=fuzz
 targets=()
 while (($#)); do
@@ -27,9 +29,10 @@ while (($#)); do
     --time) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --merge) merge=1; shift ;;
+    --keep-going) keep_going=1; shift ;;
     --build-only) mode=build; shift ;;
     --replay) mode=replay; shift ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -147,15 +150,20 @@ for t in "${targets[@]}"; do
   log=$work/fuzz.log
   par=()
   ((jobs > 1)) && par=(-jobs="$jobs" -workers="$jobs")
+  ((keep_going)) && par=(-fork="$jobs" -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1)
   echo "fuzz.sh: $t for $seconds s ($jobs process(es))"
   status=0
+  started=$SECONDS
   (cd "$work" && "./fuzz_$t" "${common[@]}" "${dict[@]}" "${par[@]}" -max_len="$(max_len_of "$t")" \
     -max_total_time="$seconds" -artifact_prefix="$work/artifacts/" \
     "$work/found" "$dir/corpus" "$dir/regressions") >"$log" 2>&1 || status=$?
   ((jobs > 1)) && cat "$work"/fuzz-*.log >>"$log" 2>/dev/null
   execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  if ((keep_going)); then  # fork mode: the last status line counts every child's runs
+    execs=$(grep -ho '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+  fi
   findings=$(find "$work/artifacts" -type f | wc -l)
-  line="$t: $execs executions in $seconds s, $findings finding(s)"
+  line="$t: ${execs:-0} executions in $((SECONDS - started)) s, $findings finding(s)"
   if ((status != 0 || findings > 0)); then
     failed=1
     line+=" -- FAILED (exit $status; artifacts in $work/artifacts, log $log)"
