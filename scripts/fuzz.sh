@@ -158,9 +158,10 @@ for t in "${targets[@]}"; do
     -max_total_time="$seconds" -artifact_prefix="$work/artifacts/" \
     "$work/found" "$dir/corpus" "$dir/regressions") >"$log" 2>&1 || status=$?
   ((jobs > 1)) && cat "$work"/fuzz-*.log >>"$log" 2>/dev/null
-  execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  # (|| true: a log without the line is no reason to stop before the summary)
+  execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}') || true
   if ((keep_going)); then  # fork mode: the last status line counts every child's runs
-    execs=$(grep -ho '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+    execs=$(grep -ho '^#[0-9]*' "$log" | tail -1 | tr -d '#') || true
   fi
   findings=$(find "$work/artifacts" -type f | wc -l)
   line="$t: ${execs:-0} executions in $((SECONDS - started)) s, $findings finding(s)"
