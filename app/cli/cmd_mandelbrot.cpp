@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cli_parse.hpp"
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
@@ -63,20 +64,6 @@ auto asViewUsage(F&& f) -> decltype(f()) {
   }
 }
 
-std::pair<int, int> parseSize(const std::string& text) {
-  const std::size_t x = text.find('x');
-  try {
-    std::size_t used1 = 0, used2 = 0;
-    if (x != std::string::npos) {
-      const std::string a = text.substr(0, x), b = text.substr(x + 1);
-      const int w = std::stoi(a, &used1), h = std::stoi(b, &used2);
-      if (used1 == a.size() && used2 == b.size() && !a.empty() && !b.empty()) return {w, h};
-    }
-  } catch (const std::exception&) {
-  }
-  throw UsageError("--size '" + text + "' is not WIDTHxHEIGHT (e.g. 1920x1080)");
-}
-
 MandelbrotView buildView(const MandelbrotArgs& a) {
   return asViewUsage([&] {
     MandelbrotView v;
@@ -93,20 +80,8 @@ MandelbrotView buildView(const MandelbrotArgs& a) {
       v.juliaX = j[0];
       v.juliaY = j[1];
     }
-    if (a.iterations == "auto") {
-      v.maxIterations = autoIterations(v.width);
-    } else {
-      std::size_t used = 0;
-      long long n = -1;
-      try {
-        n = std::stoll(a.iterations, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != a.iterations.size() || used == 0)
-        throw UsageError("--iters '" + a.iterations + "' is not a whole number or 'auto'");
-      v.maxIterations = static_cast<int>(std::clamp<long long>(n, -1, kMaxMandelbrotIterations + 1LL));
-    }
+    const std::optional<int> iterations = parseIterations(a.iterations);
+    v.maxIterations = iterations ? *iterations : autoIterations(v.width);
     choosePrecision(v);  // validates the view and the zoom depth
     return v;
   });
@@ -143,21 +118,7 @@ void printDeepFrame(const DeepFrame& d) {
 /// --newton half|onto|F: the view moved onto the nearest minibrot's nucleus, its width F of the way (in
 /// log scale) from the view's towards the minibrot's size (half: 0.5; onto: 1, the minibrot framed).
 MandelbrotView newtonZoom(const MandelbrotView& view, const std::string& how) {
-  double fraction = 0;
-  if (how == "half") {
-    fraction = 0.5;
-  } else if (how == "onto") {
-    fraction = 1.0;
-  } else {
-    std::size_t used = 0;
-    try {
-      fraction = std::stod(how, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != how.size() || !(fraction > 0 && fraction <= 1))
-      throw UsageError("--newton '" + how + "' is not half, onto or a fraction in (0, 1]");
-  }
+  const double fraction = parseNewtonFraction(how);
   if (view.julia) throw UsageError("--newton zooms the Mandelbrot set: leave out --julia");
   Nucleus n;
   try {

@@ -427,6 +427,8 @@ TEST(KernelFile, RejectsEmptyRaggedAndNonNumbersNamingTheLine) {
   EXPECT_THROW(parseKernelText("# nothing\n  \n"), KernelFileError);
   EXPECT_THROW(parseKernelText("nan 1"), KernelFileError);
   EXPECT_THROW(parseKernelText("1e999"), KernelFileError);
+  EXPECT_THROW(parseKernelText("1 +-2"), KernelFileError);  // the '+' took any sign after it
+  EXPECT_THROW(parseKernelText("++1"), KernelFileError);
   try {
     parseKernelText("1 2\n3 4\n5 6 7\n", "k.txt");
     FAIL() << "no exception";

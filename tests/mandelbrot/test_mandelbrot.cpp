@@ -512,7 +512,9 @@ TEST(MandelbrotArguments, BadViewsThrowOneClearSentence) {
 TEST(MandelbrotArguments, PointsParseStrictly) {
   EXPECT_EQ(parsePoint("-0.743643887037151,0.13182590420533", "c")[0], -0.743643887037151);
   EXPECT_EQ(parsePoint("1e-3, -2", "c")[1], -2.0);
-  for (const char* bad : {"", "1", "1,", ",2", "1;2", "a,b", "1,2,3", "1,nan", "inf,0"})
+  EXPECT_EQ(parsePoint("+1,+0.5", "c")[0], 1.0);
+  // "+-1" was read as -1 (the '+' dropped, then a sign accepted); fuzz-found class of input.
+  for (const char* bad : {"", "1", "1,", ",2", "1;2", "a,b", "1,2,3", "1,nan", "inf,0", "+-1,0", "0,+-2", "++1,0"})
     EXPECT_THROW(parsePoint(bad, "--center"), std::invalid_argument) << bad;
   try {
     parsePoint("1;2", "--center");
@@ -561,6 +563,21 @@ TEST(MandelbrotPalettes, BuiltInsGradientsAndErrors) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("classic, fire, ice, grayscale, rainbow"), std::string::npos) << e.what();
   }
+}
+
+// Found by tests/fuzz/cli_numbers (regressions/gradient_position_digits): gradientText wrote positions
+// with 10 digits, so a saved gradient reopened (PNG field, GUI line) as another one, or not at all when
+// two stops printed alike.
+TEST(MandelbrotPalettes, GradientTextKeepsEveryDigitOfThePositions) {
+  const Palette odd = Palette::parseGradient("0:#000000,0.51999999441:#ffffff");
+  EXPECT_EQ(Palette::parseGradient(odd.gradientText()), odd);
+  const Palette close = Palette::parseGradient("0.52:#000000,0.52000000001:#ffffff,0.9:#102030");
+  EXPECT_EQ(Palette::parseGradient(close.gradientText()), close);
+  const Palette sixths = Palette::named("rainbow");
+  EXPECT_EQ(Palette::parseGradient(sixths.gradientText()).stops(), sixths.stops());
+  // Short positions stay short.
+  EXPECT_EQ(Palette::parseGradient("0:#000764,0.16:#206bcb,0.5:#ffffff").gradientText(),
+            "0:#000764,0.16:#206bcb,0.5:#ffffff");
 }
 
 TEST(MandelbrotPalettes, OpaqueImagesLoseTheirAlphaOnly) {

@@ -39,8 +39,9 @@ Kernel2D parseKernelText(const std::string& text, const std::string& nameForErro
       while (end < rest.size() && !isSeparator(rest[end])) ++end;
       if (end == i) break;
       const std::string_view token = rest.substr(i, end - i);
-      // from_chars takes no leading '+'; accept it as people write it.
-      const std::string_view digits = token.front() == '+' ? token.substr(1) : token;
+      // from_chars takes no leading '+'; accept it as people write it, but not before a sign ("+-1").
+      const std::string_view digits =
+          token.front() == '+' && !token.substr(1).starts_with('-') ? token.substr(1) : token;
       double value = 0;
       const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
       if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty() || !std::isfinite(value))

@@ -106,7 +106,9 @@ std::string Palette::gradientText() const {
   std::string text;
   for (const ColourStop& s : stops_) {
     if (!text.empty()) text += ',';
-    text += formatNumber(s.position, "%.10g") + ":" + hexColour(s.colour);
+    // Every digit a position needs: text with fewer reopens (from a PNG's field, the GUI's line) as
+    // another gradient, or as none when two close stops print alike.
+    text += formatShortest(s.position) + ":" + hexColour(s.colour);
   }
   return text;
 }
