@@ -1,14 +1,13 @@
 // The stb_image and stb_image_write implementations, compiled once with gpulab's limits: only the
-// formats gpulab reads through stb (BMP, TGA; PNM headers; PNG, JPEG and TIFF go through libspng,
-// libjpeg-turbo and libtiff), no stdio (image_io.cpp reads and writes the files itself), and dimensions
-// capped at kMaxImageDimension so that stb refuses by itself what the header checks in
-// image_io.cpp have already refused. Debian's libstb.so is not linked: its build has other limits.
+// formats gpulab reads through stb (BMP, TGA; PNG, JPEG and TIFF go through libspng, libjpeg-turbo and
+// libtiff, binary PNM through image_io.cpp, so stb never sniffs a file's content as PNM), no stdio (image_io.cpp reads
+// and writes the files itself), and dimensions capped at kMaxImageDimension so that stb refuses by itself what the
+// header checks in image_io.cpp have already refused. Debian's libstb.so is not linked: its build has other limits.
 #include "gpulab/core/image.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_BMP
 #define STBI_ONLY_TGA
-#define STBI_ONLY_PNM
 #define STBI_NO_STDIO
 #define STBI_MAX_DIMENSIONS gpulab::kMaxImageDimension
 #include <stb/stb_image.h>
