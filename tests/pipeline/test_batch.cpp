@@ -217,6 +217,31 @@ TEST(Batch, CpuOutputsEqualTheSingleImagePathByteForByte) {
   EXPECT_EQ(loadImage(dir / "out/e16.tif").type(), PixelType::U16);
 }
 
+TEST(Batch, AutoLevelsKeepsSixteenBitsAndTheirAlpha) {
+  ScratchDir dir("gpulab-test-batch-levels");
+  const std::vector<fs::path> files = writeMixedInputs(dir / "in");
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return findOperation("auto-levels").make({}); };
+  options.useGpu = false;
+  options.jobs = 2;
+  const BatchSummary summary = runBatch(options);
+  EXPECT_EQ(summary.written, static_cast<int>(files.size()));
+  EXPECT_TRUE(summary.failures.empty()) << summary.failures.front().input << ": " << summary.failures.front().reason;
+  const std::unique_ptr<Operation> op = findOperation("auto-levels").make({});
+  fs::create_directories(dir / "single");
+  for (const fs::path& in : files) {
+    SCOPED_TRACE(in.filename().string());
+    filterOneOnCpu(*op, in, dir / "single" / in.filename());
+    EXPECT_EQ(readBytes(dir / "out" / in.filename()), readBytes(dir / "single" / in.filename()));
+  }
+  const Image in = loadImage(dir / "in/h16.png"), out = loadImage(dir / "out/h16.png");
+  ASSERT_EQ(out.type(), PixelType::U16);
+  EXPECT_TRUE(out == op->runReference(in)) << "u16 RGBA stretched as u16, alpha kept";
+  for (int x = 0; x < out.width(); ++x) EXPECT_EQ(out.at<std::uint16_t>(x, 3, 3), in.at<std::uint16_t>(x, 3, 3));
+}
+
 TEST(Batch, GpuOutputsEqualTheSingleImageGpuPath) {
   GPULAB_REQUIRE_GPU();
   ScratchDir dir("gpulab-test-batch");
