@@ -18,7 +18,7 @@ constexpr int kThreads = 256;
 
 template <class T>
 __device__ __forceinline__ bool finiteSample(T v) {
-  if constexpr (std::is_same_v<T, std::uint8_t>)
+  if constexpr (std::is_integral_v<T>)
     return true;
   else
     return isfinite(v);
@@ -68,7 +68,9 @@ __global__ void histogram(Plane<const T> plane, const RangeCode* range, int bins
   for (int b = threadIdx.x; b < bins; b += blockDim.x) local[b] = 0;
   __syncthreads();
   constexpr bool isU8 = std::is_same_v<T, std::uint8_t>;
+  constexpr bool isU16 = std::is_same_v<T, std::uint16_t>;
   double lo = 0, scale = 0;
+  int intLo = 0, intHi = 0;
   bool any = true;
   if constexpr (!isU8) {
     const RangeCode r = *range;
@@ -76,6 +78,10 @@ __global__ void histogram(Plane<const T> plane, const RangeCode* range, int bins
     lo = decodeOrdered(r.lo);
     const double hi = decodeOrdered(r.hi);
     scale = hi > lo ? bins / (hi - lo) : 0.0;
+    if (any) {
+      intLo = static_cast<int>(lo);
+      intHi = static_cast<int>(hi);
+    }
   }
   if (any)
     for (int y = blockIdx.x; y < plane.height; y += gridDim.x) {
@@ -84,6 +90,8 @@ __global__ void histogram(Plane<const T> plane, const RangeCode* range, int bins
         const T v = row[x];
         if constexpr (isU8) {
           atomicAdd(&local[v], 1u);
+        } else if constexpr (isU16) {
+          atomicAdd(&local[histogramBinU16(v, intLo, intHi, bins)], 1u);
         } else {
           if (!finiteSample(v)) continue;
           atomicAdd(&local[histogramBin(static_cast<double>(v), lo, scale, bins)], 1u);
@@ -95,17 +103,17 @@ __global__ void histogram(Plane<const T> plane, const RangeCode* range, int bins
     if (local[b] != 0) atomicAdd(&counts[b], local[b]);
 }
 
-__global__ void levels(const unsigned* counts, const RangeCode* ranges, int bins, int channels, bool u8, double low,
-                       double high, double* out) {
+__global__ void levels(const unsigned* counts, const RangeCode* ranges, int bins, int channels, LevelSamples samples,
+                       double low, double high, double* out) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   double rangeLo = 0, rangeHi = 255;
-  if (!u8) {
+  if (samples != LevelSamples::U8) {
     rangeLo = decodeOrdered(ranges[c].lo);
     rangeHi = decodeOrdered(ranges[c].hi);
   }
-  levelsFromHistogram(counts + static_cast<std::size_t>(c) * bins, bins, u8, rangeLo, rangeHi, low, high, out[2 * c],
-                      out[2 * c + 1]);
+  levelsFromHistogram(counts + static_cast<std::size_t>(c) * bins, bins, samples, rangeLo, rangeHi, low, high,
+                      out[2 * c], out[2 * c + 1]);
 }
 
 template <class T>
@@ -117,6 +125,8 @@ __global__ void stretch(Plane<const T> in, Plane<T> out, const double* levels) {
   const T v = in(x, y);
   if constexpr (std::is_same_v<T, std::uint8_t>)
     out(x, y) = stretchU8(v, static_cast<int>(lo), static_cast<int>(hi));
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    out(x, y) = stretchU16(v, static_cast<int>(lo), static_cast<int>(hi));
   else
     out(x, y) = static_cast<T>(stretchFloat(static_cast<double>(v), lo, hi));
 }
@@ -148,10 +158,10 @@ void launchHistogram(Plane<const T> plane, const RangeCode* range, int bins, uns
   GPULAB_CHECK_LAUNCH("histogram");
 }
 
-void launchLevels(const unsigned* counts, const RangeCode* ranges, int bins, int channels, bool u8, double low,
-                  double high, double* levelsOut, cudaStream_t stream) {
+void launchLevels(const unsigned* counts, const RangeCode* ranges, int bins, int channels, LevelSamples samples,
+                  double low, double high, double* levelsOut, cudaStream_t stream) {
   if (channels <= 0) return;
-  levels<<<1, 32, 0, stream>>>(counts, ranges, bins, channels, u8, low, high, levelsOut);
+  levels<<<1, 32, 0, stream>>>(counts, ranges, bins, channels, samples, low, high, levelsOut);
   GPULAB_CHECK_LAUNCH("levels");
 }
 
@@ -166,12 +176,17 @@ void launchStretch(Plane<const T> in, Plane<T> out, const double* levels, cudaSt
 // ---------------------------------------------------------------------------------------------
 // Instantiations
 
+template void launchPlaneRange<std::uint16_t>(Plane<const std::uint16_t>, RangeCode*, cudaStream_t);
 template void launchPlaneRange<float>(Plane<const float>, RangeCode*, cudaStream_t);
 template void launchPlaneRange<double>(Plane<const double>, RangeCode*, cudaStream_t);
 template void launchHistogram<std::uint8_t>(Plane<const std::uint8_t>, const RangeCode*, int, unsigned*, cudaStream_t);
+template void launchHistogram<std::uint16_t>(Plane<const std::uint16_t>, const RangeCode*, int, unsigned*,
+                                             cudaStream_t);
 template void launchHistogram<float>(Plane<const float>, const RangeCode*, int, unsigned*, cudaStream_t);
 template void launchHistogram<double>(Plane<const double>, const RangeCode*, int, unsigned*, cudaStream_t);
 template void launchStretch<std::uint8_t>(Plane<const std::uint8_t>, Plane<std::uint8_t>, const double*, cudaStream_t);
+template void launchStretch<std::uint16_t>(Plane<const std::uint16_t>, Plane<std::uint16_t>, const double*,
+                                           cudaStream_t);
 template void launchStretch<float>(Plane<const float>, Plane<float>, const double*, cudaStream_t);
 template void launchStretch<double>(Plane<const double>, Plane<double>, const double*, cudaStream_t);
 

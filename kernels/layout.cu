@@ -59,6 +59,7 @@ void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_
   template void launchDeinterleave<T>(const T*, int, Plane<T>, cudaStream_t); \
   template void launchInterleave<T>(Plane<const T>, int, T*, cudaStream_t);
 GPULAB_INSTANTIATE(std::uint8_t)
+GPULAB_INSTANTIATE(std::uint16_t)
 GPULAB_INSTANTIATE(float)
 GPULAB_INSTANTIATE(double)
 #undef GPULAB_INSTANTIATE

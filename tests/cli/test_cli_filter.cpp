@@ -16,10 +16,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "gpulab/filters/auto_levels.hpp"
 #include "gpulab/filters/box_blur.hpp"
 #include "gpulab/filters/conv2d.hpp"
 #include "gpulab/filters/conv_method.hpp"
@@ -274,6 +276,42 @@ TEST(CliFilter, PhotoStaysEightBitAndDefaultsToTheGpuWhenThereIsOne) {
   EXPECT_EQ(got.channels(), in.channels());
   // GPU exact; OpenCV within 1.
   EXPECT_TRUE(test::imagesNear(BoxBlur(2).runReference(in), got, 1.0));
+}
+
+TEST(CliFilter, SixteenBitAutoLevelsStretchesToTheFull16BitRange) {
+  // A dim 16-bit RGB PNG (20000..23999) and a gray uint16 .npy (12-bit data, 100..4195).
+  Image rgb = test::randomImage(37, 23, 3, PixelType::U16, 41);
+  for (auto& v : rgb.samples<std::uint16_t>()) v = static_cast<std::uint16_t>(20000 + v % 4000);
+  Image gray = test::randomImage(31, 17, 1, PixelType::U16, 43);
+  for (auto& v : gray.samples<std::uint16_t>()) v = static_cast<std::uint16_t>(100 + (v >> 4));
+  for (const auto& [name, in] : std::vector<std::pair<std::string, Image>>{{"png", rgb}, {"npy", gray}}) {
+    const std::string inPath = file("deep-in." + name);
+    saveImage(in, inPath);
+    const Image ref = AutoLevels(0, 100).runReference(in);
+    for (const std::string& device : devices()) {
+      const std::string outPath = file("deep-levels-" + device + "." + name);
+      const Outcome o = runCli({"filter", "--op", "auto-levels", "--low", "0", "--high", "100", "--in", inPath, "--out",
+                                outPath, "--device", device, "--reps", "1"});
+      ASSERT_EQ(o.exitCode, 0) << describe(o);
+      const Image got = loadImage(outPath);
+      ASSERT_EQ(got.type(), PixelType::U16) << name << " " << device;
+      EXPECT_TRUE(test::imagesNear(ref, got, 0)) << name << " " << device;
+      for (int c = 0; c < got.channels(); ++c) {
+        int lo = 65535, hi = 0;
+        std::set<int> values;
+        for (int y = 0; y < got.height(); ++y)
+          for (int x = 0; x < got.width(); ++x) {
+            const int v = got.at<std::uint16_t>(x, y, c);
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+            values.insert(v);
+          }
+        EXPECT_EQ(lo, 0) << name << " " << device << " channel " << c;
+        EXPECT_EQ(hi, 65535) << name << " " << device << " channel " << c;
+        EXPECT_GT(values.size(), 300u) << "a full-range 16-bit result, not 0s and 1s: " << name << " " << device;
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -253,7 +253,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(RoundTripCase{1, 1, 1, PixelType::U8}, RoundTripCase{2, 3, 3, PixelType::U8},
                       RoundTripCase{13, 12, 4, PixelType::U8}, RoundTripCase{257, 131, 1, PixelType::F32},
                       RoundTripCase{257, 131, 3, PixelType::F32}, RoundTripCase{641, 479, 4, PixelType::F64},
-                      RoundTripCase{1, 997, 2, PixelType::F64}, RoundTripCase{997, 1, 3, PixelType::U8}),
+                      RoundTripCase{1, 997, 2, PixelType::F64}, RoundTripCase{997, 1, 3, PixelType::U8},
+                      RoundTripCase{1, 1, 1, PixelType::U16}, RoundTripCase{31, 17, 3, PixelType::U16},
+                      RoundTripCase{131, 7, 4, PixelType::U16}),
     [](const auto& tc) {
       const RoundTripCase& p = tc.param;
       return std::to_string(p.width) + "x" + std::to_string(p.height) + "x" + std::to_string(p.channels) + "_" +

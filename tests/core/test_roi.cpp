@@ -128,6 +128,7 @@ std::vector<RoiCase> roiCases() {
       out.push_back({"box", {{"radius", "5"}, {"border", border}}, r, PixelType::F32, 1});
     }
   for (const PixelRect& r : rects) out.push_back({"auto-levels", {}, r, PixelType::U8, 4});
+  for (const PixelRect& r : rects) out.push_back({"auto-levels", {}, r, PixelType::U16, 4});  // 16-bit RGBA as is
   // The new filters' reach: a window too small by one pixel would change the region's edge.
   for (const PixelRect& r : rects) {
     out.push_back({"gaussian", {{"sigma", "1.5"}}, r, PixelType::F32, 1});

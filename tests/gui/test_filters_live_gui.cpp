@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -458,6 +459,36 @@ TEST_F(LiveGui, AutoLevelsButtonStretchesThePhoto) {
   EXPECT_EQ(h.tab.operation(), QStringLiteral("auto-levels"));
   ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
   EXPECT_TRUE(*h.tab.lastRun()->cpu == AutoLevels(0.5, 99.5).runReference(photo));
+}
+
+TEST_F(LiveGui, SixteenBitPhotoHistogramAndAutoLevelsStaySixteenBit) {
+  Harness h;
+  h.tab.setLivePreview(false);
+  Image photo = test::randomImage(53, 37, 3, PixelType::U16, 19);
+  for (auto& v : photo.samples<std::uint16_t>()) v = static_cast<std::uint16_t>(9000 + v % 5000);  // dim 16-bit
+  ASSERT_TRUE(h.setPhoto(photo));
+  ASSERT_TRUE(waitUntil([&] { return h.analyses > 0 && h.tab.analysisCurrent(); }));
+  // The photo's histogram: 256 bins over each channel's own range, not an empty plot.
+  const Histogram ref = histogramReference(photo);
+  HistogramPanel& panel = h.tab.histogramPanel();
+  ASSERT_EQ(panel.photoPlot().series().size(), 3u);
+  for (int c = 0; c < 3; ++c)
+    for (int b = 0; b < ref.bins; ++b)
+      ASSERT_EQ(panel.photoPlot().series()[c][b], ref.at(c, b)) << "channel " << c << " bin " << b;
+  // Auto-levels: a full-range 16-bit result, the reference's exactly.
+  h.tab.setRunOn(true, false);
+  auto* button = h.tab.histogramPanel().findChild<QPushButton*>(QStringLiteral("histogramAutoLevels"));
+  ASSERT_NE(button, nullptr);
+  const int before = h.finished;
+  button->click();
+  ASSERT_TRUE(waitUntil([&] { return h.finished > before; }));
+  ASSERT_TRUE(h.tab.hasResult()) << h.tab.errorText().toStdString();
+  const Image& got = *h.tab.lastRun()->cpu;
+  ASSERT_EQ(got.type(), PixelType::U16);
+  EXPECT_TRUE(got == AutoLevels(0.5, 99.5).runReference(photo));
+  const auto [lo, hi] = std::minmax_element(got.samples<std::uint16_t>().begin(), got.samples<std::uint16_t>().end());
+  EXPECT_EQ(*lo, 0);
+  EXPECT_EQ(*hi, 65535);
 }
 
 TEST(FiltersCommandLine, RegionLineAndOperation) {

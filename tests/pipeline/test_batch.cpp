@@ -103,6 +103,46 @@ TEST(SampleDepth, SixteenBitIsFilteredAtFullPrecisionAndStoredAsSixteenBit) {
   EXPECT_GT(lowBytes.size(), 200u);
 }
 
+constexpr const char* kSmoothKernel = "1 2 1\n2 4 2\n1 2 1";
+
+TEST(SampleDepth, AutoLevelsTakesSixteenBitAsItIsAndEveryOtherOperationGetsFloat32) {
+  const ImageShape deep{19, 7, 3, PixelType::U16};
+  const std::unique_ptr<Operation> levels = findOperation("auto-levels").make({});
+  EXPECT_EQ(filterWorkingType(*levels, deep), PixelType::U16);
+  EXPECT_EQ(filterResultShape(*levels, deep).type, PixelType::U16);
+  const FilterInput input = prepareFilterInput(*levels, randomImage(19, 7, 3, PixelType::U16, 9));
+  EXPECT_EQ(input.image.type(), PixelType::U16);
+  EXPECT_TRUE(input.note.empty());
+  EXPECT_EQ(finishFilterResult(levels->runCpu(input.image), input).type(), PixelType::U16);
+  EXPECT_EQ(filterWorkingType(*box(1), deep), PixelType::F32);
+  // Every other registered operation refuses u16 in one sentence (so the front ends give it f32) and
+  // its result is stored back as u16.
+  for (const OperationInfo& info : imageOperations()) {
+    if (info.name == "auto-levels") continue;
+    ParamValues values;  // what the user must give: the smallest number, a 3x3 kernel
+    for (const ParamInfo& p : info.params) {
+      if (!p.defaultValue.empty()) continue;
+      if (p.kind == ParamInfo::Kind::Kernel)
+        values[p.name] = kSmoothKernel;
+      else
+        values[p.name] = std::to_string(static_cast<int>(p.minimum));
+    }
+    const std::unique_ptr<Operation> op = info.make(values);
+    EXPECT_THROW(op->outputShape(deep), std::invalid_argument) << info.name;
+    EXPECT_EQ(filterWorkingType(*op, deep), PixelType::F32) << info.name;
+    bool takesF32 = true;
+    try {
+      op->outputShape({deep.width, deep.height, deep.channels, PixelType::F32});
+    } catch (const std::invalid_argument&) {
+      takesF32 = false;  // Canny: 8-bit only, so a 16-bit photo is refused in its sentence
+    }
+    if (takesF32)
+      EXPECT_EQ(filterResultShape(*op, deep).type, PixelType::U16) << info.name;
+    else
+      EXPECT_THROW(filterResultShape(*op, deep), std::invalid_argument) << info.name;
+  }
+}
+
 TEST(SampleDepth, Float64GoesToFloat32WithANote) {
   const std::unique_ptr<Operation> op = box(1);
   const FilterInput input = prepareFilterInput(*op, randomImage(6, 5, 1, PixelType::F64, 8));
@@ -175,6 +215,31 @@ TEST(Batch, CpuOutputsEqualTheSingleImagePathByteForByte) {
   }
   EXPECT_EQ(loadImage(dir / "out/d16.png").type(), PixelType::U16) << "16-bit in, 16-bit out";
   EXPECT_EQ(loadImage(dir / "out/e16.tif").type(), PixelType::U16);
+}
+
+TEST(Batch, AutoLevelsKeepsSixteenBitsAndTheirAlpha) {
+  ScratchDir dir("gpulab-test-batch-levels");
+  const std::vector<fs::path> files = writeMixedInputs(dir / "in");
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return findOperation("auto-levels").make({}); };
+  options.useGpu = false;
+  options.jobs = 2;
+  const BatchSummary summary = runBatch(options);
+  EXPECT_EQ(summary.written, static_cast<int>(files.size()));
+  EXPECT_TRUE(summary.failures.empty()) << summary.failures.front().input << ": " << summary.failures.front().reason;
+  const std::unique_ptr<Operation> op = findOperation("auto-levels").make({});
+  fs::create_directories(dir / "single");
+  for (const fs::path& in : files) {
+    SCOPED_TRACE(in.filename().string());
+    filterOneOnCpu(*op, in, dir / "single" / in.filename());
+    EXPECT_EQ(readBytes(dir / "out" / in.filename()), readBytes(dir / "single" / in.filename()));
+  }
+  const Image in = loadImage(dir / "in/h16.png"), out = loadImage(dir / "out/h16.png");
+  ASSERT_EQ(out.type(), PixelType::U16);
+  EXPECT_TRUE(out == op->runReference(in)) << "u16 RGBA stretched as u16, alpha kept";
+  for (int x = 0; x < out.width(); ++x) EXPECT_EQ(out.at<std::uint16_t>(x, 3, 3), in.at<std::uint16_t>(x, 3, 3));
 }
 
 TEST(Batch, GpuOutputsEqualTheSingleImageGpuPath) {

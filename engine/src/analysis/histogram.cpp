@@ -35,6 +35,8 @@ double sample(const Image& image, int x, int y, int c) {
   switch (image.type()) {
     case PixelType::U8:
       return sampleAt<std::uint8_t>(image, x, y, c);
+    case PixelType::U16:
+      return sampleAt<std::uint16_t>(image, x, y, c);
     case PixelType::F32:
       return sampleAt<float>(image, x, y, c);
     case PixelType::F64:
@@ -79,6 +81,8 @@ Range rangeOf(const Image& image, int c, int a, int b) {
   switch (image.type()) {
     case PixelType::U8:
       return typedRangeOf<std::uint8_t>(image, c, a, b);
+    case PixelType::U16:
+      return typedRangeOf<std::uint16_t>(image, c, a, b);
     case PixelType::F32:
       return typedRangeOf<float>(image, c, a, b);
     case PixelType::F64:
@@ -124,6 +128,13 @@ Histogram histogramReference(const Image& image, int floatBins) {
     const Range r = rangeOf(image, c, 0, image.height());
     setRange(h, c, r);
     if (!r.any()) continue;
+    if (image.type() == PixelType::U16) {
+      // Integer bins: (v - lo) * bins / (hi - lo + 1), written out in plain arithmetic.
+      const long long lo = static_cast<long long>(r.lo), span = static_cast<long long>(r.hi) - lo + 1;
+      for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) ++counts[(image.at<std::uint16_t>(x, y, c) - lo) * bins / span];
+      continue;
+    }
     const double scale = r.hi > r.lo ? bins / (r.hi - r.lo) : 0.0;
     for (int y = 0; y < image.height(); ++y)
       for (int x = 0; x < image.width(); ++x) {
@@ -157,6 +168,22 @@ Histogram histogramCpu(const Image& image, int floatBins, const CpuControl& cont
         });
         setRange(h, c, r);
         if (!r.any()) continue;
+      }
+      if (image.type() == PixelType::U16) {
+        // calcHist bins 16-bit samples over a float range; the integer bins are counted directly.
+        const int lo = static_cast<int>(r.lo), hi = static_cast<int>(r.hi);
+        parallelRows(image.height(), [&](int a, int b) {
+          std::vector<std::uint32_t> local(bins, 0);
+          for (int y = a; y < b; ++y) {
+            const std::uint16_t* row = image.row<std::uint16_t>(y);
+            for (int x = 0; x < image.width(); ++x)
+              ++local[kernels::histogramBinU16(row[static_cast<std::size_t>(x) * image.channels() + c], lo, hi, bins)];
+          }
+          std::lock_guard lock(merge);
+          for (int i = 0; i < bins; ++i) counts[i] += local[i];
+        });
+        control.report(static_cast<double>(c + 1) / image.channels());
+        continue;
       }
       if (image.type() == PixelType::F64) {
         const double scale = r.hi > r.lo ? bins / (r.hi - r.lo) : 0.0;
@@ -223,6 +250,11 @@ void HistogramGpu::run(GpuContext& gpu, const DeviceImage& image) {
     switch (image.type()) {
       case PixelType::U8:
         kernels::launchHistogram<std::uint8_t>(planeOf<std::uint8_t>(image, c), nullptr, bins, planeCounts, stream);
+        break;
+      case PixelType::U16:
+        kernels::launchPlaneRange<std::uint16_t>(planeOf<std::uint16_t>(image, c), ranges + c, stream);
+        kernels::launchHistogram<std::uint16_t>(planeOf<std::uint16_t>(image, c), ranges + c, bins, planeCounts,
+                                                stream);
         break;
       case PixelType::F32:
         kernels::launchPlaneRange<float>(planeOf<float>(image, c), ranges + c, stream);

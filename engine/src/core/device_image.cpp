@@ -104,7 +104,7 @@ void GpuContext::upload(const Image& src, DeviceImage& dst) {
     deviceStaging_.reserve(bytes);
     GPULAB_CUDA_CHECK(
         cudaMemcpyAsync(deviceStaging_.data(), hostStaging_.data(), bytes, cudaMemcpyHostToDevice, stream_));
-    visitPixelType(src.type(), [&](auto sample) {
+    visitAnySampleType(src.type(), [&](auto sample) {
       using T = decltype(sample);
       kernels::launchDeinterleave<T>(deviceStaging_.as<T>(), src.channels(), stackOf<T>(dst), stream_);
     });
@@ -134,7 +134,7 @@ void GpuContext::download(const DeviceImage& src, Image& dst) {
                                         src.pitch(), dst.rowBytes(), dst.height(), cudaMemcpyDeviceToHost, stream_));
   } else {
     deviceStaging_.reserve(bytes);
-    visitPixelType(src.type(), [&](auto sample) {
+    visitAnySampleType(src.type(), [&](auto sample) {
       using T = decltype(sample);
       const kernels::Plane<const T> stack{planeOf<T>(src, 0).data, src.width(), src.height(), src.pitch()};
       kernels::launchInterleave<T>(stack, src.channels(), deviceStaging_.as<T>(), stream_);

@@ -119,6 +119,8 @@ namespace {
 void checkChannels(const ImageShape& in) {
   if (in.width <= 0 || in.height <= 0)
     throw std::invalid_argument("convolution needs a non-empty image, got " + sizeText(in.width, in.height));
+  if (in.type == PixelType::U16)
+    throw std::invalid_argument("convolution takes u8, f32 and f64 images, not u16: convert the image to f32 first");
   if (in.type == PixelType::U8 && in.channels != 1 && in.channels != 3 && in.channels != 4)
     throw std::invalid_argument("convolution takes u8 images with 1, 3 or 4 channels, not " +
                                 std::to_string(in.channels));

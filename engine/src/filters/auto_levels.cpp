@@ -19,7 +19,12 @@ namespace {
 
 using namespace cv_interop;
 
-bool keepsAlpha(PixelType type, int channels) { return type == PixelType::U8 && channels == 4; }
+bool keepsAlpha(PixelType type, int channels) { return isIntegerType(type) && channels == 4; }
+
+kernels::LevelSamples levelSamples(PixelType type) {
+  if (type == PixelType::U8) return kernels::LevelSamples::U8;
+  return type == PixelType::U16 ? kernels::LevelSamples::U16 : kernels::LevelSamples::Float;
+}
 int stretchedChannels(PixelType type, int channels) { return keepsAlpha(type, channels) ? 3 : channels; }
 
 std::string number(double v) {
@@ -91,7 +96,7 @@ void AutoLevels::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
   histogram_.run(gpu, in);
   kernels::launchLevels(static_cast<const unsigned*>(histogram_.deviceCounts()),
                         static_cast<const kernels::RangeCode*>(histogram_.deviceRanges()), histogram_.lastBins(),
-                        in.channels(), in.type() == PixelType::U8, low_ / 100.0, high_ / 100.0, levels_.as<double>(),
+                        in.channels(), levelSamples(in.type()), low_ / 100.0, high_ / 100.0, levels_.as<double>(),
                         stream);
   auto launch = [&](auto sample) {
     using T = decltype(sample);
@@ -105,7 +110,7 @@ void AutoLevels::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
       }
     }
   };
-  visitPixelType(in.type(), launch);
+  visitAnySampleType(in.type(), launch);
 }
 
 std::vector<std::pair<double, double>> AutoLevels::levelsCpu(const Image& in) const {
@@ -113,7 +118,7 @@ std::vector<std::pair<double, double>> AutoLevels::levelsCpu(const Image& in) co
   std::vector<std::pair<double, double>> levels(h.channels);
   for (int c = 0; c < h.channels; ++c)
     kernels::levelsFromHistogram(h.counts.data() + static_cast<std::size_t>(c) * h.bins, h.bins,
-                                 in.type() == PixelType::U8, h.lo[c], h.hi[c], low_ / 100.0, high_ / 100.0,
+                                 levelSamples(in.type()), h.lo[c], h.hi[c], low_ / 100.0, high_ / 100.0,
                                  levels[c].first, levels[c].second);
   return levels;
 }
@@ -140,6 +145,27 @@ Image AutoLevels::runCpu(const Image& in, const CpuControl& control) const {
       parallelRows(in.height(), [&](int a, int b) {
         cv::Mat strip = dst.rowRange(a, b);
         cv::LUT(src.rowRange(a, b), lut, strip);
+      });
+    } else if (in.type() == PixelType::U16) {
+      // cv::LUT takes 8-bit sources only: one 65536-entry table per channel, applied to row strips.
+      const int channels = in.channels();
+      const int stretched = stretchedChannels(in.type(), channels);
+      std::vector<std::vector<std::uint16_t>> tables(channels, std::vector<std::uint16_t>(65536));
+      for (int c = 0; c < channels; ++c)
+        for (int v = 0; v < 65536; ++v)
+          tables[c][v] = c < stretched ? kernels::stretchU16(v, static_cast<int>(levels[c].first),
+                                                             static_cast<int>(levels[c].second))
+                                       : static_cast<std::uint16_t>(v);
+      parallelRows(in.height(), [&](int a, int b) {
+        for (int y = a; y < b; ++y) {
+          const std::uint16_t* src = in.row<std::uint16_t>(y);
+          std::uint16_t* dst = out.row<std::uint16_t>(y);
+          for (int x = 0; x < in.width(); ++x)
+            for (int c = 0; c < channels; ++c) {
+              const std::size_t i = static_cast<std::size_t>(x) * channels + c;
+              dst[i] = tables[c][src[i]];
+            }
+        }
       });
     } else {
       parallelRows(in.height(), [&](int a, int b) {
@@ -168,6 +194,8 @@ std::vector<std::pair<double, double>> AutoLevels::levelsReference(const Image& 
         double s = 0;
         if (u8)
           s = in.at<std::uint8_t>(x, y, c);
+        else if (in.type() == PixelType::U16)
+          s = in.at<std::uint16_t>(x, y, c);
         else if (in.type() == PixelType::F32)
           s = in.at<float>(x, y, c);
         else
@@ -187,6 +215,17 @@ std::vector<std::pair<double, double>> AutoLevels::levelsReference(const Image& 
     }
     const double lo = v.front(), hi = v.back();
     const int bins = kAutoLevelsFloatBins;
+    if (in.type() == PixelType::U16) {
+      // The integer bin of each value over [lo, hi]; the levels are the first value of the low
+      // sample's bin and the last value of the high sample's bin, found by walking the values.
+      const auto span = static_cast<long long>(hi - lo) + 1;
+      auto bin = [&](double s) { return static_cast<long long>(s - lo) * bins / span; };
+      double first = sampleLo, last = sampleHi;
+      while (first > lo && bin(first - 1) == bin(sampleLo)) --first;
+      while (last < hi && bin(last + 1) == bin(sampleHi)) ++last;
+      levels[c] = {first, last};
+      continue;
+    }
     const double scale = hi > lo ? bins / (hi - lo) : 0.0;
     auto bin = [&](double s) { return std::clamp(static_cast<int>((s - lo) * scale), 0, bins - 1); };
     const double width = (hi - lo) / bins;
@@ -214,6 +253,16 @@ Image AutoLevels::runReference(const Image& in) const {
               r = static_cast<int>(std::clamp(std::floor(exact + 0.5), 0.0, 255.0));
             }
             out.at<std::uint8_t>(x, y, c) = static_cast<std::uint8_t>(r);
+            break;
+          }
+          case PixelType::U16: {
+            const int v = in.at<std::uint16_t>(x, y, c);
+            int r = v;
+            if (c < stretched && hi > lo) {
+              const double exact = (v - lo) * 65535.0 / (hi - lo);
+              r = static_cast<int>(std::clamp(std::floor(exact + 0.5), 0.0, 65535.0));
+            }
+            out.at<std::uint16_t>(x, y, c) = static_cast<std::uint16_t>(r);
             break;
           }
           case PixelType::F32: {

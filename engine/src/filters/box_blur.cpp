@@ -27,8 +27,9 @@ BoxBlurPath toKernel(BoxGpuPath path) { return static_cast<BoxBlurPath>(path); }
 using namespace cv_interop;
 
 void checkType(const ImageShape& in) {
-  if (in.type == PixelType::F64)
-    throw std::invalid_argument("box blur takes u8 and f32 images, not f64: convert the image to f32 first");
+  if (in.type == PixelType::F64 || in.type == PixelType::U16)
+    throw std::invalid_argument(std::string("box blur takes u8 and f32 images, not ") +
+                                (in.type == PixelType::U16 ? "u16" : "f64") + ": convert the image to f32 first");
   validateImageShape(in.width, in.height, in.channels);
 }
 

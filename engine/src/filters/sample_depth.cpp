@@ -20,8 +20,7 @@ bool takes(const Operation& op, ImageShape shape) {
 }  // namespace
 
 PixelType filterWorkingType(const Operation& op, const ImageShape& in) {
-  if (in.type == PixelType::U16) return PixelType::F32;
-  if (in.type == PixelType::F64 && !takes(op, in)) return PixelType::F32;
+  if ((in.type == PixelType::U16 || in.type == PixelType::F64) && !takes(op, in)) return PixelType::F32;
   return in.type;
 }
 

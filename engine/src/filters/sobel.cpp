@@ -25,8 +25,9 @@ namespace {
 using namespace cv_interop;
 
 void checkType(const ImageShape& in) {
-  if (in.type == PixelType::F64)
-    throw std::invalid_argument("Sobel takes u8 and f32 images, not f64: convert the image to f32 first");
+  if (in.type == PixelType::F64 || in.type == PixelType::U16)
+    throw std::invalid_argument(std::string("Sobel takes u8 and f32 images, not ") +
+                                (in.type == PixelType::U16 ? "u16" : "f64") + ": convert the image to f32 first");
   validateImageShape(in.width, in.height, in.channels);
   if (in.channels == 2)
     throw std::invalid_argument("Sobel takes gray (1 channel), RGB (3) or RGBA (4) images, not 2 channels");

@@ -21,8 +21,9 @@ namespace gpulab::planewise {
 
 /// u8 or f32 with 1..4 channels; std::invalid_argument naming `what` otherwise.
 inline void checkU8OrF32(const ImageShape& in, const std::string& what) {
-  if (in.type == PixelType::F64)
-    throw std::invalid_argument(what + " takes u8 and f32 images, not f64: convert the image to f32 first");
+  if (in.type == PixelType::F64 || in.type == PixelType::U16)
+    throw std::invalid_argument(what + " takes u8 and f32 images, not " + (in.type == PixelType::U16 ? "u16" : "f64") +
+                                ": convert the image to f32 first");
   validateImageShape(in.width, in.height, in.channels);
 }
 

@@ -91,9 +91,10 @@ struct Item {
 };
 
 /// Whether the decoded samples can go once the operation has them: not when finishFilterResult
-/// needs them (the alpha of a 16-bit RGBA image).
+/// needs them (the alpha of a 16-bit RGBA image filtered as f32; auto-levels keeps u16 itself).
 bool inputNeededLater(const Item& item) {
-  return item.input.original == PixelType::U16 && item.input.image.channels() == 4;
+  return item.input.original == PixelType::U16 && item.input.image.type() == PixelType::F32 &&
+         item.input.image.channels() == 4;
 }
 
 class Batch {

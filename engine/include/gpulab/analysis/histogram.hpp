@@ -7,7 +7,11 @@
 //   gpulab::Histogram c = gpulab::histogramCpu(photo);        // cv::calcHist, strips on all cores
 //   gpulab::Histogram r = gpulab::histogramReference(photo);  // plain loops: the tests' oracle
 //
-// Binning: u8 has 256 bins, one per value (lo 0, hi 255). float (f32, f64) has `bins` bins spanning
+// Binning: u8 has 256 bins, one per value (lo 0, hi 255). u16 (16-bit photos and scientific data,
+// which rarely fill 0..65535) has `bins` bins over each channel's own range, lo its smallest and hi its
+// largest sample, in integers: bin = (v - lo) * bins / (hi - lo + 1), so each bin holds the same number
+// of values (+-1) and a channel spanning at most `bins` values gets one value a bin; all three
+// implementations agree exactly. float (f32, f64) has `bins` bins spanning
 // each channel's smallest to largest finite sample: bin = min(bins - 1, int((v - lo) * bins / (hi - lo)))
 // in double (every sample in bin 0 when hi == lo); NaN and infinities are not counted. The GPU and the
 // reference agree exactly on every type; OpenCV's calcHist bins floats in single precision, so the CPU
@@ -24,16 +28,16 @@
 
 namespace gpulab {
 
-/// The bins of a float histogram unless asked otherwise; u8 always has 256.
+/// The bins of a float or u16 histogram unless asked otherwise; u8 always has 256.
 inline constexpr int kDefaultFloatBins = 256;
-/// The most bins a float histogram may have.
+/// The most bins a float or u16 histogram may have.
 inline constexpr int kMaxFloatBins = 8192;
 
 struct Histogram {
   int channels = 0;
   int bins = 0;
   std::vector<std::uint32_t> counts;  ///< channels x bins, channel-major
-  std::vector<double> lo;             ///< per channel: the value of bin 0's lower edge (u8: 0)
+  std::vector<double> lo;             ///< per channel: the value of bin 0's lower edge (u8: 0; u16: smallest)
   std::vector<double> hi;             ///< per channel: the largest sample (u8: 255); lo > hi: none counted
 
   std::uint32_t at(int channel, int bin) const { return counts[static_cast<std::size_t>(channel) * bins + bin]; }
@@ -51,11 +55,12 @@ int histogramBins(PixelType type, int floatBins);
 Histogram histogramReference(const Image& image, int floatBins = kDefaultFloatBins);
 /// The CPU baseline on all cores (cpuThreads()), over row strips whose counts are summed: cv::calcHist
 /// per channel for u8 and f32 (float ranges found first by a parallel scan that skips non-finite
-/// samples); f64, which calcHist does not take, by the binning formula in parallel loops. Cancel is
+/// samples); f64, which calcHist does not take, and u16 (whose integer bins calcHist's float range
+/// would not reproduce) by the binning formula in parallel loops after the same range scan. Cancel is
 /// checked between channels.
 Histogram histogramCpu(const Image& image, int floatBins = kDefaultFloatBins, const CpuControl& control = {});
 
-/// The GPU side: the range of each float plane (atomics on order-preserving codes), then a histogram
+/// The GPU side: the range of each u16 or float plane (atomics on order-preserving codes), then a histogram
 /// per plane with the bins privatised in shared memory. Owns its device and pinned buffers (grown,
 /// never shrunk), so running it image after image allocates nothing.
 class HistogramGpu {

@@ -64,7 +64,8 @@ constexpr PixelType pixelTypeOf<double>() {
 /// Calls f with a value of the sample type `type` stands for (std::uint8_t{}, float{} or double{}):
 /// the one switch for code templated on the sample type of the operations and kernels. They take
 /// u8, f32 and f64; a u16 image reaching one throws std::invalid_argument (front ends filter 16-bit
-/// photos as f32 through filters/sample_depth.hpp and store the result back as u16).
+/// photos as f32 through filters/sample_depth.hpp and store the result back as u16). The histogram,
+/// auto-levels and the uploads take u16 as it is (visitAnySampleType).
 template <class F>
 void visitPixelType(PixelType type, F&& f) {
   switch (type) {

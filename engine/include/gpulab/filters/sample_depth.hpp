@@ -1,6 +1,7 @@
 // Sample types the operations do not take themselves, handled the same way by every front end
 // (the CLI's filter and batch commands, the GUI):
-//   - u16 (16-bit PNG and TIFF, .npy uint16): filtered as f32, whose 24-bit mantissa holds every
+//   - u16 (16-bit PNG and TIFF, .npy uint16): given as is to an operation that takes u16 (auto-levels);
+//     otherwise filtered as f32, whose 24-bit mantissa holds every
 //     16-bit value exactly, and stored back as u16 (rounded to nearest, saturated to 0..65535). A
 //     4-channel u16 image is RGBA: its alpha passes through unchanged, as for u8 RGBA.
 //   - f64 (NumPy's default .npy): given to an operation that refuses f64 as f32, with a note.

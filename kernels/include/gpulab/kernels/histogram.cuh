@@ -2,6 +2,9 @@
 //
 // Binning (the one definition the engine's CPU baseline and reference follow):
 //   u8:    256 bins, the bin is the value.
+//   u16:   `bins` bins over [lo, hi], the plane's smallest and largest samples, in integers:
+//          bin = (v - lo) * bins / (hi - lo + 1), so bin b holds the values lo + ceil(b * span / bins) ..
+//          lo + ceil((b + 1) * span / bins) - 1 (span = hi - lo + 1; one value a bin when span <= bins).
 //   float: `bins` bins over [lo, hi], the plane's smallest and largest finite samples:
 //          bin = min(bins - 1, int((double(v) - lo) * (bins / (hi - lo)))), every bin 0 when hi == lo;
 //          NaN and infinities are not counted.
@@ -58,6 +61,20 @@ GPULAB_HD int histogramBin(double v, double lo, double scale, int bins) {
   return b < 0 ? 0 : (b >= bins ? bins - 1 : b);
 }
 
+/// The u16 bin of v in [lo, hi] (integer arithmetic, exact everywhere).
+GPULAB_HD int histogramBinU16(int v, int lo, int hi, int bins) {
+  return static_cast<int>(static_cast<long long>(v - lo) * bins / (static_cast<long long>(hi) - lo + 1));
+}
+
+/// The smallest u16 value of bin b of `bins` over [lo, hi] (b == bins: one past the largest, hi + 1).
+GPULAB_HD int firstValueOfBinU16(int b, int lo, int hi, int bins) {
+  const long long span = static_cast<long long>(hi) - lo + 1;
+  return lo + static_cast<int>((static_cast<long long>(b) * span + bins - 1) / bins);
+}
+
+/// The samples a histogram's levels are taken from (levelsFromHistogram, launchLevels).
+enum class LevelSamples : int { U8, U16, Float };
+
 /// Order statistics of a histogram: the bins holding the samples of rank floor(low * n) and
 /// ceil(high * n) - 1 (0-based, clamped to [0, n - 1]) among its n counted samples; low and high are
 /// fractions (0.005, 0.995). Returns false when the histogram is empty.
@@ -86,17 +103,24 @@ GPULAB_HD bool percentileBins(const unsigned* counts, int bins, double low, doub
   return true;
 }
 
-/// The levels of one channel from its histogram: u8 the bins themselves; float the lower edge of the
-/// low bin and the upper edge of the high bin (lo + b * (hi - lo) / bins). {0, 0} (no stretch) for an
-/// empty histogram.
-GPULAB_HD void levelsFromHistogram(const unsigned* counts, int bins, bool u8, double rangeLo, double rangeHi,
-                                   double low, double high, double& levelLo, double& levelHi) {
+/// The levels of one channel from its histogram: u8 the bins themselves; u16 the smallest value of
+/// the low bin and the largest value of the high bin (integers: exact; the samples themselves when
+/// the channel spans at most `bins` values); float the lower edge of the low bin and the upper edge of
+/// the high bin (lo + b * (hi - lo) / bins). {0, 0} (no stretch) for an empty histogram.
+GPULAB_HD void levelsFromHistogram(const unsigned* counts, int bins, LevelSamples samples, double rangeLo,
+                                   double rangeHi, double low, double high, double& levelLo, double& levelHi) {
   int lb = 0, hb = 0;
   levelLo = levelHi = 0;
   if (!percentileBins(counts, bins, low, high, lb, hb)) return;
-  if (u8) {
+  if (samples == LevelSamples::U8) {
     levelLo = lb;
     levelHi = hb;
+    return;
+  }
+  if (samples == LevelSamples::U16) {
+    const int lo = static_cast<int>(rangeLo), hi = static_cast<int>(rangeHi);
+    levelLo = firstValueOfBinU16(lb, lo, hi, bins);
+    levelHi = firstValueOfBinU16(hb + 1, lo, hi, bins) - 1;
     return;
   }
   const double width = (rangeHi - rangeLo) / bins;
@@ -123,6 +147,17 @@ GPULAB_HD std::uint8_t stretchU8(int v, int lo, int hi) {
   return static_cast<std::uint8_t>((t * 510 + d) / (2 * d));
 }
 
+/// The stretch of one u16 sample between integer levels to 0..65535: round-half-up of
+/// (v - lo) * 65535 / (hi - lo), saturated; v unchanged when hi <= lo. Integer arithmetic, exact.
+GPULAB_HD std::uint16_t stretchU16(int v, int lo, int hi) {
+  const long long d = static_cast<long long>(hi) - lo;
+  if (d <= 0) return static_cast<std::uint16_t>(v);
+  const long long t = static_cast<long long>(v) - lo;
+  if (t <= 0) return 0;
+  if (t >= d) return 65535;
+  return static_cast<std::uint16_t>((t * 131070 + d) / (2 * d));
+}
+
 /// The stretch of one float sample to [0, 1]: (v - lo) / (hi - lo) in double, clamped (NaN stays
 /// NaN); v unchanged when !(hi > lo).
 GPULAB_HD double stretchFloat(double v, double lo, double hi) {
@@ -132,21 +167,22 @@ GPULAB_HD double stretchFloat(double v, double lo, double hi) {
 }
 
 /// range <- the finite range of `plane` (a RangeCode in device memory; lo > hi when there is no
-/// finite sample). T float or double. Asynchronous on `stream`.
+/// finite sample). T std::uint16_t, float or double. Asynchronous on `stream`.
 template <class T>
 void launchPlaneRange(Plane<const T> plane, RangeCode* range, cudaStream_t stream);
 
 /// counts[0, bins) += the histogram of `plane` (counts zeroed by the caller). u8: bins must be 256 and
-/// `range` is not read; float: `range` from launchPlaneRange. Asynchronous on `stream`.
+/// `range` is not read; u16 and float: `range` from launchPlaneRange. Asynchronous on `stream`.
 template <class T>
 void launchHistogram(Plane<const T> plane, const RangeCode* range, int bins, unsigned* counts, cudaStream_t stream);
 
 /// levels[2c], levels[2c + 1] <- levelsFromHistogram of channel c's counts (counts + c * bins) for
 /// c < channels; `ranges` as launchPlaneRange left them (not read for u8). Asynchronous on `stream`.
-void launchLevels(const unsigned* counts, const RangeCode* ranges, int bins, int channels, bool u8, double low,
-                  double high, double* levels, cudaStream_t stream);
+void launchLevels(const unsigned* counts, const RangeCode* ranges, int bins, int channels, LevelSamples samples,
+                  double low, double high, double* levels, cudaStream_t stream);
 
-/// out <- the stretch of `in` between levels[0] and levels[1] (device memory; stretchU8 / stretchFloat).
+/// out <- the stretch of `in` between levels[0] and levels[1] (device memory; stretchU8 / stretchU16 /
+/// stretchFloat).
 /// Same sizes; may be the same plane. Asynchronous on `stream`.
 template <class T>
 void launchStretch(Plane<const T> in, Plane<T> out, const double* levels, cudaStream_t stream);
