@@ -54,6 +54,10 @@ Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, cons
     return format == FileFormat::Png ? decodePng(bytes, name, std::move(reuse))
                                      : decodeJpeg(bytes, name, std::move(reuse));
   }
+  if (format == FileFormat::Pnm) {  // read here, from the header inspectPnm walked (stb has no PNM reader)
+    if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
+    return decodePnm(bytes, found, bytes[1] == '6');
+  }
   const int length = static_cast<int>(bytes.size());
   int width = 0, height = 0, components = 0;
   if (!stbi_info_from_memory(bytes.data(), length, &width, &height, &components)) {
@@ -63,7 +67,6 @@ Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, cons
   if (format == FileFormat::Bmp) height = static_cast<int>(std::abs(std::int64_t{height}));  // top-down BMP
   checkShape(width, height, 1, name);
   if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
-  if (format == FileFormat::Pnm) return decodePnm(bytes, found, bytes[1] == '6');
 
   std::unique_ptr<stbi_uc, decltype(&stbi_image_free)> pixels(
       stbi_load_from_memory(bytes.data(), length, &width, &height, &components, 0), &stbi_image_free);
