@@ -484,7 +484,7 @@ TEST_F(MandelbrotGui, SlowDeepFramesCancel) {
   h.tab.setIterations(400000);
   ASSERT_TRUE(h.tab.navigate(minibrot));
   auto* cancel = h.child<QPushButton>("mandelbrotCancel");
-  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 10000)) << "the slow frame offers no cancel";
+  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 30000)) << "the slow frame offers no cancel";
   EXPECT_TRUE(h.canvas().overlay().contains(QStringLiteral("rendering..."))) << h.canvas().overlay().toStdString();
   QElapsedTimer clock;
   clock.start();
@@ -499,7 +499,7 @@ TEST_F(MandelbrotGui, SlowDeepFramesCancel) {
   // Again (twice the iterations: a new reference orbit), and this time jump home: the whole set comes
   // without waiting for the minibrot.
   h.tab.setIterations(800000);
-  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 10000));
+  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 30000));
   h.tab.setIterations(std::nullopt);
   h.tab.home();  // the whole set's frame from the start is still on screen: nothing to wait for
   EXPECT_FALSE(cancel->isEnabled());
