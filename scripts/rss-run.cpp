@@ -3,14 +3,19 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
-  if (pid == 0) { execvp(argv[1], argv + 1); _exit(127); }
-  int status = 0; rusage ru{};
+  if (pid == 0) {
+    execvp(argv[1], argv + 1);
+    _exit(127);
+  }
+  int status = 0;
+  rusage ru{};
   wait4(pid, &status, 0, &ru);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "rss-run: wall %.3f s, user %.2f s, sys %.2f s, max RSS %ld MiB, exit %d\n", s,

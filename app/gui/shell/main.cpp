@@ -7,8 +7,8 @@
 
 #include "fft/fft_tab.hpp"
 #include "filters/filters_tab.hpp"
-#include "gpulab_build_version.hpp"
 #include "gpulab/filters/registry.hpp"
+#include "gpulab_build_version.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
