@@ -49,6 +49,39 @@ TEST(DeviceDiscovery, VersionFormatting) {
 // ---------------------------------------------------------------------------------------------
 // Errors carry the call, the place and CUDA's words.
 
+// --gpus: every form against simulated device counts (no GPU needed).
+TEST(GpuList, ReadsAllListsAndCounts) {
+  EXPECT_EQ(parseGpuList("all", 1), (std::vector<int>{0}));
+  EXPECT_EQ(parseGpuList("all", 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(parseGpuList("2", 4), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parseGpuList("1", 2), (std::vector<int>{0}));
+  EXPECT_EQ(parseGpuList("0,1", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parseGpuList("3,1", 4), (std::vector<int>{1, 3}));
+}
+
+TEST(GpuList, RefusesWithOneSentence) {
+  auto message = [](std::string_view text, int count) {
+    try {
+      parseGpuList(text, count);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("3", 2), "--gpus 3: cannot use 3 GPUs; this machine has GPU 0 and GPU 1");
+  EXPECT_EQ(message("0,2", 2), "--gpus 0,2: there is no GPU 2; this machine has GPU 0 and GPU 1");
+  EXPECT_EQ(message("0,2", 3), "accepted");
+  EXPECT_EQ(message("1,1", 3), "--gpus 1,1: GPU 1 is listed twice");
+  EXPECT_EQ(message("0", 2), "--gpus 0: cannot use 0 GPUs; this machine has GPU 0 and GPU 1");
+  EXPECT_EQ(message("all", 0), "--gpus all: this machine has no CUDA device");
+  EXPECT_EQ(message("1", 0), "--gpus 1: this machine has no CUDA device");
+  EXPECT_EQ(message("2", 1), "--gpus 2: cannot use 2 GPUs; this machine has only GPU 0");
+  EXPECT_EQ(message("4,0", 4), "--gpus 4,0: there is no GPU 4; this machine has GPU 0, GPU 1, GPU 2 and GPU 3");
+  for (const char* bad : {"", "x", "-1", "1.5", " 1", "0,,1", "0,-1", "7,", ",1", "ALL", "99999999999"})
+    EXPECT_NE(message(bad, 2), "accepted") << '"' << bad << '"';
+  EXPECT_EQ(message("0,x", 2), "--gpus 0,x: \"x\" is not a GPU index (expected a list such as 0,1)");
+}
+
 TEST(CudaErrors, CheckThrowsWithCallFileAndMessage) {
   try {
     GPULAB_CUDA_CHECK(cudaErrorInvalidValue);

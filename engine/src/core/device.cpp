@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -101,11 +102,10 @@ void activateSelectedDevice() {
   GPULAB_CUDA_CHECK(cudaSetDevice(selectedDevice()));
 }
 
-std::string selectedDeviceLabel() {
+std::string deviceLabel(int index) {
   if (!cudaAvailable()) return "no GPU";
   static std::mutex mutex;
   static std::vector<std::string> names;  // by index, filled on first use
-  const int index = selectedDevice();
   std::lock_guard lock(mutex);
   if (static_cast<int>(names.size()) <= index) names.resize(index + 1);
   if (names[index].empty()) {
@@ -114,6 +114,78 @@ std::string selectedDeviceLabel() {
     names[index] = prop.name;
   }
   return "GPU " + std::to_string(index) + " (" + names[index] + ")";
+}
+
+std::string selectedDeviceLabel() { return deviceLabel(selectedDevice()); }
+
+namespace {
+
+std::string machineHas(int deviceCount) {
+  if (deviceCount <= 0) return "this machine has no CUDA device";
+  if (deviceCount == 1) return "this machine has only GPU 0";
+  std::string text = "this machine has GPU 0";
+  for (int i = 1; i < deviceCount; ++i) text += (i + 1 == deviceCount ? " and GPU " : ", GPU ") + std::to_string(i);
+  return text;
+}
+
+// A whole non-negative decimal number without sign or spaces; -1 otherwise (or beyond int).
+int readIndex(std::string_view text) {
+  if (text.empty() || text.size() > 9) return -1;
+  int value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return -1;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<int> parseGpuList(std::string_view text, int deviceCount) {
+  const std::string quoted = "--gpus " + std::string(text);
+  if (deviceCount <= 0) throw std::invalid_argument(quoted + ": " + machineHas(deviceCount));
+  std::vector<int> devices;
+  if (text == "all") {
+    for (int i = 0; i < deviceCount; ++i) devices.push_back(i);
+    return devices;
+  }
+  if (text.find(',') == std::string_view::npos) {
+    const int count = readIndex(text);
+    if (count < 0)
+      throw std::invalid_argument(quoted + ": expected all, a list of GPU indices such as 0,1, or a number of GPUs");
+    if (count == 0 || count > deviceCount)
+      throw std::invalid_argument(quoted + ": cannot use " + std::to_string(count) + " GPU" + (count == 1 ? "" : "s") +
+                                  "; " + machineHas(deviceCount));
+    for (int i = 0; i < count; ++i) devices.push_back(i);
+    return devices;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    const int index = readIndex(item);
+    if (index < 0)
+      throw std::invalid_argument(quoted + ": \"" + std::string(item) +
+                                  "\" is not a GPU index (expected a list such as 0,1)");
+    if (index >= deviceCount)
+      throw std::invalid_argument(quoted + ": there is no GPU " + std::to_string(index) + "; " +
+                                  machineHas(deviceCount));
+    if (std::find(devices.begin(), devices.end(), index) != devices.end())
+      throw std::invalid_argument(quoted + ": GPU " + std::to_string(index) + " is listed twice");
+    devices.push_back(index);
+    start = comma + 1;
+  }
+  std::sort(devices.begin(), devices.end());
+  return devices;
+}
+
+std::string deviceLabels(const std::vector<int>& devices) {
+  std::string text;
+  for (const int d : devices) {
+    if (!text.empty()) text += ", ";
+    text += deviceLabel(d);
+  }
+  return text.empty() ? std::string("no GPU") : text;
 }
 
 MemoryUsage deviceMemory(int device) {

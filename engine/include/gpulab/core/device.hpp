@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpulab {
@@ -58,6 +59,24 @@ void activateSelectedDevice();
 std::string selectedDeviceLabel();
 /// "GPU 0 (NVIDIA H100 80GB HBM3), GPU 1 (...)" or the reason there is none.
 std::string deviceListText(const DeviceReport& report);
+
+/// "GPU 1 (NVIDIA H100 80GB HBM3)" for any device index; "no GPU" without a CUDA device.
+std::string deviceLabel(int index);
+
+// ---------------------------------------------------------------------------------------------
+// Several GPUs: the devices a command spreads its work over (the CLI's --gpus, the GUI's device
+// checkboxes). One GPU stays the default where splitting does not pay; the single-device choice
+// above (selectDevice) is untouched by these.
+
+/// Reads a --gpus value against `deviceCount` devices: "all", a comma-separated list of distinct
+/// indices ("0,2"), or a count ("2": the first two devices). The result is sorted and never empty.
+/// Throws std::invalid_argument with one sentence ("--gpus 3: there is no GPU 3; this machine has
+/// GPU 0 and GPU 1") for an index that does not exist, a repeated index, a count of 0 or more than
+/// the machine has, or text that is none of the three forms. No device at all is an error too.
+std::vector<int> parseGpuList(std::string_view text, int deviceCount);
+/// "GPU 0 (NVIDIA H100 80GB HBM3), GPU 1 (NVIDIA H100 80GB HBM3)": records name the devices they
+/// ran on with it.
+std::string deviceLabels(const std::vector<int>& devices);
 
 /// Free and total memory of a device (the selected one by default), in bytes.
 struct MemoryUsage {
