@@ -487,7 +487,14 @@ TEST_F(MandelbrotGui, SlowDeepFramesCancel) {
   h.tab.setIterations(400000);
   ASSERT_TRUE(h.tab.navigate(minibrot));
   auto* cancel = h.child<QPushButton>("mandelbrotCancel");
-  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 30000)) << "the slow frame offers no cancel";
+  ASSERT_TRUE(waitUntil([&] { return cancel->isEnabled(); }, 30000))
+      << "the slow frame offers no cancel; status '" << h.message().toStdString() << "', error '"
+      << h.lastError.toStdString() << "', overlay '" << h.canvas().overlay().toStdString() << "', "
+      << h.presented.size() << " frames presented, the last "
+      << (h.presented.empty() ? std::string("none")
+                              : "width 10^" + std::to_string(-h.presented.back().view.depth()) + ", " +
+                                    std::to_string(h.presented.back().workerMs) + " ms on the worker")
+      << (h.presented.empty() || !samePlace(h.presented.back().view, minibrot) ? "" : " (the minibrot itself)");
   EXPECT_TRUE(h.canvas().overlay().contains(QStringLiteral("rendering..."))) << h.canvas().overlay().toStdString();
   QElapsedTimer clock;
   clock.start();
