@@ -137,6 +137,8 @@ TEST(SplitPlan, BandsCoverEveryRowOnceInOrder) {
   EXPECT_GE(planBands(8640, 2).size(), 64u);
   EXPECT_GE(planBands(2160, 8).size(), 128u);
   EXPECT_GE(planBands(100, 2).front().count, 16);
+  EXPECT_EQ(planBands(719, 1).size(), 45u);  // small frames: the 16-row minimum decides
+  EXPECT_EQ(planBands(719, 3).size(), 45u);
 }
 
 TEST(SplitPlan, BadInputIsOneSentence) {
@@ -431,7 +433,9 @@ TEST(SplitStillGpu, AutoBandsOfALargerStillAndBgra) {
     const SplitStill still = renderStillOnGpus(devices, v, {}, split);
     EXPECT_TRUE(still.raw.empty());
     EXPECT_TRUE(sameBits(rgba, still.rgba)) << deviceLabels(devices);
-    EXPECT_GE(still.report.bandCount, 64);
+    // 719 rows: the 16-row minimum band sets the plan (ceil(719 / 16) = 45 bands), whatever the workers.
+    EXPECT_EQ(still.report.bandCount, static_cast<int>(planBands(719, static_cast<int>(devices.size())).size()));
+    EXPECT_EQ(still.report.bandCount, 45);
   }
 }
 
