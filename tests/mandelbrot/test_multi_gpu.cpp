@@ -477,6 +477,15 @@ TEST(SplitCli, AGpuThatDoesNotExistIsOneSentence) {
   const Outcome cpu = runCli({"mandelbrot", "--size", "16x8", "--device", "cpu", "--gpus", "all", "--out", out});
   EXPECT_EQ(cpu.exitCode, 2) << describe(cpu);
   EXPECT_TRUE(isOneLine(cpu.err)) << describe(cpu);
+  const Outcome bench = runCli({"mandelbrot", "--bench-gpus", "--gpus", "5"});
+  EXPECT_EQ(bench.exitCode, 2) << describe(bench);
+  EXPECT_TRUE(isOneLine(bench.err)) << describe(bench);
+  EXPECT_NE(bench.err.find("--gpus 5"), std::string::npos) << describe(bench);
+  if (!cudaAvailable()) {  // no GPU is a state: the bench says why in one sentence
+    const Outcome none = runCli({"mandelbrot", "--bench-gpus"});
+    EXPECT_EQ(none.exitCode, 2) << describe(none);
+    EXPECT_TRUE(isOneLine(none.err)) << describe(none);
+  }
 }
 
 TEST(SplitCli, SplitStillEqualsTheOneGpuStill) {
