@@ -1,3 +1,6 @@
+#include <stdexcept>
+#include <string>
+
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/mandelbrot.cuh"
 
@@ -15,19 +18,20 @@ constexpr int kBlockHeight = 16;
 // Kernels
 
 template <class T>
-__global__ void __launch_bounds__(kBlockWidth* kBlockHeight) optimizedKernel(EscapeParams p, Plane<float> raw) {
+__global__ void __launch_bounds__(kBlockWidth* kBlockHeight)
+    optimizedKernel(EscapeParams p, Plane<float> raw, int firstRow, int endRow) {
   const int i = static_cast<int>(blockIdx.x) * kBlockWidth + static_cast<int>(threadIdx.x);
-  const int j = static_cast<int>(blockIdx.y) * kBlockHeight + static_cast<int>(threadIdx.y);
-  if (i >= p.width || j >= p.height) return;
+  const int j = firstRow + static_cast<int>(blockIdx.y) * kBlockHeight + static_cast<int>(threadIdx.y);
+  if (i >= p.width || j >= endRow) return;
   raw(i, j) = escapeValue<T>(p, i, j);
 }
 
 // The textbook kernel: the benchmark's reference point.
 template <class T>
-__global__ void plainKernel(EscapeParams p, Plane<float> raw) {
+__global__ void plainKernel(EscapeParams p, Plane<float> raw, int firstRow, int endRow) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i >= p.width || j >= p.height) return;
+  const int j = firstRow + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i >= p.width || j >= endRow) return;
   raw(i, j) = plainEscapeValue<T>(p, i, j);
 }
 
@@ -78,18 +82,24 @@ __global__ void colourKernel(Plane<const float> raw, const uchar4* __restrict__ 
 // Launchers
 
 template <class T>
-void launchEscapeTime(const EscapeParams& p, EscapeSchedule schedule, Plane<float> raw, cudaStream_t stream) {
-  if (p.width <= 0 || p.height <= 0) return;
+void launchEscapeTime(const EscapeParams& p, EscapeSchedule schedule, Plane<float> raw, cudaStream_t stream,
+                      int firstRow, int rowCount) {
+  const int rows = rowCount < 0 ? p.height - firstRow : rowCount;
+  if (firstRow < 0 || rows < 0 || firstRow + rows > p.height)
+    throw std::invalid_argument("rows " + std::to_string(firstRow) + " to " + std::to_string(firstRow + rows) +
+                                " are outside the frame's " + std::to_string(p.height) + " rows");
+  if (p.width <= 0 || rows == 0) return;
+  const int endRow = firstRow + rows;
   if (schedule == EscapeSchedule::Plain) {
     const dim3 block(16, 16);
-    const dim3 grid(divUp(p.width, 16), divUp(p.height, 16));
-    plainKernel<T><<<grid, block, 0, stream>>>(p, raw);
+    const dim3 grid(divUp(p.width, 16), divUp(rows, 16));
+    plainKernel<T><<<grid, block, 0, stream>>>(p, raw, firstRow, endRow);
     GPULAB_CHECK_LAUNCH("mandelbrot plain");
     return;
   }
   const dim3 block(kBlockWidth, kBlockHeight);
-  const dim3 grid(divUp(p.width, kBlockWidth), divUp(p.height, kBlockHeight));
-  optimizedKernel<T><<<grid, block, 0, stream>>>(p, raw);
+  const dim3 grid(divUp(p.width, kBlockWidth), divUp(rows, kBlockHeight));
+  optimizedKernel<T><<<grid, block, 0, stream>>>(p, raw, firstRow, endRow);
   GPULAB_CHECK_LAUNCH("mandelbrot optimized");
 }
 
@@ -106,7 +116,7 @@ void launchColourize(Plane<const float> raw, const uchar4* table, const ColourPa
 // Instantiations: float32 and float64.
 
 #define GPULAB_INSTANTIATE(T) \
-  template void launchEscapeTime<T>(const EscapeParams&, EscapeSchedule, Plane<float>, cudaStream_t);
+  template void launchEscapeTime<T>(const EscapeParams&, EscapeSchedule, Plane<float>, cudaStream_t, int, int);
 GPULAB_INSTANTIATE(float)
 GPULAB_INSTANTIATE(double)
 #undef GPULAB_INSTANTIATE

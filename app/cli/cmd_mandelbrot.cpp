@@ -2,6 +2,8 @@
 // optionally the raw smooth iteration counts to .npy, on the GPU or all CPU cores, with timings.
 // gpulab-cli mandelbrot --bench: the two benchmark views in f32 and f64: the plain kernel, the
 // optimized one and what each of its shortcuts contributes, the CPU baseline, and the speedups.
+// --gpus all|0,1|N: the still split over several GPUs (rows in bands, a shared queue; the deep reference
+// computed once); --bench-gpus: a 16K still and the deep still at 1e-300 on one GPU and on the set.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -20,8 +22,10 @@
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/device_image.hpp"
+#include "gpulab/core/timing.hpp"
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/mandelbrot/multi_gpu.hpp"
 #include "gpulab/mandelbrot/newton_zoom.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "gpulab/measure/json.hpp"
@@ -52,7 +56,17 @@ struct MandelbrotArgs {
   std::string newton;        // zoom towards the nearest minibrot: half | onto | a fraction
   bool noBla = false;
   std::string json;
+  std::string gpus;        // --gpus: the still split over these GPUs
+  bool benchGpus = false;  // --bench-gpus
 };
+
+/// The devices of --gpus (parseGpuList's sentence, exit 2, for one that does not exist); `fallback`
+/// when the option is absent.
+std::vector<int> gpuSet(const MandelbrotArgs& a, const std::string& fallback) {
+  if (a.device == "cpu") throw UsageError("--gpus spreads the work over GPUs: leave out --device cpu");
+  const std::string text = a.gpus.empty() ? fallback : a.gpus;
+  return asUsage([&] { return parseGpuList(text, static_cast<int>(queryDevices().devices.size())); });
+}
 
 /// asUsage, and a view deeper than the renderer covers is a usage error too (exit code 2).
 template <class F>
@@ -162,12 +176,36 @@ void render(const MandelbrotArgs& a) {
     throw UsageError("--raw '" + a.raw + "' must be a .npy file");
 
   const PrecisionChoice precision = choosePrecision(view);
-  const bool gpuRun = useGpu(a.device);
+  const std::vector<int> split = a.gpus.empty() ? std::vector<int>{} : gpuSet(a, "");
+  const bool gpuRun = !split.empty() || useGpu(a.device);
   std::printf("%s\n", describeView(view).c_str());
   std::printf("precision: %s\n", precision.describe().c_str());
 
   Image raw, rgba;
-  if (gpuRun) {
+  if (!split.empty()) {
+    DeepReference reference;
+    StillSplitOptions splitOptions;
+    splitOptions.colouring = colouring;
+    splitOptions.wantRaw = !a.raw.empty();
+    splitOptions.reference = &reference;
+    const Stopwatch total;
+    SplitStill still = renderStillOnGpus(split, view, options, splitOptions);
+    const double totalMs = total.elapsedMs();
+    if (still.reference)
+      std::printf(
+          "reference: %d points at %d bits%s, %.0f ms with its BLA table, on the host once, copied to each GPU\n",
+          reference.orbit().length(), reference.orbit().precisionBits(),
+          reference.orbit().escaped() ? " (escaped)" : "", still.referenceMs);
+    std::printf("gpus: %s\n", deviceLabels(split).c_str());
+    std::printf(
+        "split still (%s, compute + colour + copy back): %s bands %.1f ms, whole call %.1f ms\n",
+        precision.used == Precision::Perturbation ? "perturbation" : std::string(toString(options.variant)).c_str(),
+        std::to_string(still.report.bandCount).c_str(), still.report.wallMs, totalMs);
+    std::printf("rows per GPU: %s\n", still.report.sharesText().c_str());
+    if (still.report.anyFailed()) std::printf("%s\n", still.report.failureSentence().c_str());
+    rgba = std::move(still.rgba);
+    raw = std::move(still.raw);
+  } else if (gpuRun) {
     GpuContext gpu;
     MandelbrotRenderer renderer;
     const MeasurePolicy policy = MeasurePolicy::command(a.reps);
@@ -380,6 +418,121 @@ void bench(const MandelbrotArgs& a) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// --bench-gpus
+
+/// Median of `values`.
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/// The two rows, each on the first GPU of the set alone and on the whole set: the still is
+/// computed, coloured and copied back band by band (the PNG's work, without encoding it). One warm-up
+/// run (the deep reference is computed there, once, and kept), then `reps` timed runs; "bands" is the
+/// split's wall time once every GPU is set up, "call" the whole renderStillOnGpus (buffers, the
+/// reference's upload to each GPU, the host image).
+void benchGpus(const MandelbrotArgs& a) {
+  const std::vector<int> devices = gpuSet(a, "all");
+  const int reps = a.reps > 0 ? a.reps : 3;
+  std::printf("devices: %s\n", deviceLabels(devices).c_str());
+  struct Row {
+    std::string name;
+    MandelbrotView view;
+    std::string how;
+  };
+  std::vector<Row> rows;
+  MandelbrotView still = seahorseValleyView();
+  still.imageWidth = 15360;
+  still.imageHeight = 8640;
+  still.maxIterations = 10000;
+  rows.push_back({"still-16k", still, "seahorse valley, width 0.005"});
+  for (DeepBenchmarkView& v : deepBenchmarkViews(3840, 2160, "deep-1e-300"))
+    rows.push_back({"deep-1e-300", v.view, v.how});
+  std::vector<std::vector<int>> sets = {{devices.front()}};
+  if (devices.size() > 1) sets.push_back(devices);
+
+  nlohmann::json records = nlohmann::json::array();
+  std::printf("%-12s %-10s %8s %-5s %10s %10s %10s %8s  %s\n", "view", "size", "iters", "gpus", "bands ms", "min ms",
+              "call ms", "speedup", "rows per GPU (bands)");
+  for (const Row& row : rows) {
+    MandelbrotOptions options;
+    options.bla = !a.noBla;
+    const PrecisionChoice precision = choosePrecision(row.view);
+    DeepReference reference;
+    StillSplitOptions split;
+    split.colouring = Colouring{};
+    split.wantRaw = false;
+    split.reference = &reference;
+    double oneGpuMs = 0;
+    for (const std::vector<int>& set : sets) {
+      const SplitStill warm = renderStillOnGpus(set, row.view, options, split);
+      if (warm.reference && warm.reference->orbitComputed)
+        std::printf("  %s: reference %d points at %d bits, %.0f ms with its BLA table, once, on the host\n",
+                    row.name.c_str(), reference.orbit().length(), reference.orbit().precisionBits(), warm.referenceMs);
+      std::vector<double> bandsMs, callMs;
+      SplitReport last;
+      for (int r = 0; r < reps; ++r) {
+        const Stopwatch watch;
+        SplitStill s = renderStillOnGpus(set, row.view, options, split);
+        callMs.push_back(watch.elapsedMs());
+        bandsMs.push_back(s.report.wallMs);
+        last = std::move(s.report);
+      }
+      const double ms = medianOf(bandsMs);
+      if (set.size() == 1) oneGpuMs = ms;
+      const double speedup = oneGpuMs / ms;
+      char size[32];
+      std::snprintf(size, sizeof size, "%dx%d", row.view.imageWidth, row.view.imageHeight);
+      std::printf("%-12s %-10s %8d %-5zu %10.1f %10.1f %10.1f %7.2fx  %s\n", row.name.c_str(), size,
+                  row.view.maxIterations, set.size(), ms, *std::min_element(bandsMs.begin(), bandsMs.end()),
+                  medianOf(callMs), speedup, last.sharesText().c_str());
+      if (last.anyFailed()) std::printf("  %s\n", last.failureSentence().c_str());
+      nlohmann::json shares = nlohmann::json::array();
+      for (const SplitWorker& w : last.workers)
+        shares.push_back({{"device", w.device},
+                          {"label", deviceLabel(w.device)},
+                          {"bands", w.bands},
+                          {"rows", w.rows},
+                          {"busy_ms", w.busyMs},
+                          {"setup_ms", w.setupMs},
+                          {"failed", w.failed}});
+      records.push_back({{"operation", "mandelbrot_split_still"},
+                         {"view", row.name},
+                         {"how", row.how},
+                         {"width", row.view.imageWidth},
+                         {"height", row.view.imageHeight},
+                         {"iterations", row.view.maxIterations},
+                         {"precision", precision.describe()},
+                         {"gpus", set.size()},
+                         {"devices", deviceLabels(set)},
+                         {"bands", last.bandCount},
+                         {"reps", reps},
+                         {"bands_median_ms", ms},
+                         {"bands_min_ms", *std::min_element(bandsMs.begin(), bandsMs.end())},
+                         {"call_median_ms", medianOf(callMs)},
+                         {"speedup_vs_one_gpu", speedup},
+                         {"shares", shares}});
+    }
+    std::printf("  %s: %s, %s\n", row.name.c_str(), row.how.c_str(), precision.describe().c_str());
+  }
+  std::printf(
+      "bands ms: the split's wall time (median of %d after a warm-up) from every GPU set up to the last band\n"
+      "computed, coloured and copied back into the host image; call ms: the whole call (buffers, the deep\n"
+      "reference's upload to each GPU, the host image); speedup: one GPU's bands ms over the set's. The\n"
+      "deep reference orbit and BLA table are computed once on the host (in the warm-up) and not timed.\n",
+      reps);
+  if (!a.json.empty()) {
+    nlohmann::json report =
+        jsonReport(queryDevices().devices.at(static_cast<std::size_t>(devices.front())), std::nullopt);
+    report["devices"] = deviceLabels(devices);
+    report["records"] = records;
+    writeJson(report, a.json);
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+}
+
 }  // namespace
 
 void registerMandelbrot(CLI::App& app) {
@@ -421,9 +574,17 @@ void registerMandelbrot(CLI::App& app) {
   cmd->add_option("--deep", a->deep,
                   "--bench: the deep rows: all (default), none, or a comma list of deep-1e-100, deep-1e-300, "
                   "deep-1e-1000");
-  cmd->add_option("--json", a->json, "--bench: also write the records as JSON");
+  cmd->add_option("--json", a->json, "--bench, --bench-gpus: also write the records as JSON");
+  cmd->add_option("--gpus", a->gpus,
+                  "Split the still over several GPUs: all, a list (0,1) or a count (2); rows go in bands to whichever "
+                  "GPU is free, a deep view's reference is computed once (default: one GPU, the selected one)");
+  cmd->add_flag("--bench-gpus", a->benchGpus,
+                "Benchmark a 16K still (15360x8640, 10,000 iterations) and the deep still at 1e-300 (3840x2160, "
+                "100,000 iterations) on one GPU and on --gpus (default all), with the speedup and rows per GPU");
   cmd->callback([a] {
-    if (a->bench)
+    if (a->benchGpus)
+      benchGpus(*a);
+    else if (a->bench)
       bench(*a);
     else
       render(*a);

@@ -95,11 +95,12 @@ struct Harness {
     QCoreApplication::sendEvent(&canvas(), &event);
   }
   /// Saves the view as a PNG of `size` pixels at `path` and waits until it is written.
-  ::testing::AssertionResult savePng(const QString& path, QSize size, int supersample) {
+  ::testing::AssertionResult savePng(const QString& path, QSize size, int supersample,
+                                     const std::vector<int>& gpus = {}) {
     int done = 0;
     const QMetaObject::Connection saved =
         QObject::connect(&tab, &MandelbrotTab::pngSaved, [&](const QString& p) { done += p == path; });
-    tab.savePng(path, size, supersample);
+    tab.savePng(path, size, supersample, gpus);
     const bool ended = waitUntil([&] { return done == 1 || !lastError.isEmpty(); });
     QObject::disconnect(saved);
     if (!ended) return ::testing::AssertionFailure() << "no pngSaved";

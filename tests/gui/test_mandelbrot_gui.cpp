@@ -6,7 +6,9 @@
 // that need the GPU say so and skip without one.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
 #include <QFile>
 #include <QLabel>
 #include <QPushButton>
@@ -14,6 +16,8 @@
 #include <QSlider>
 #include <QTemporaryDir>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -544,4 +548,75 @@ TEST_F(MandelbrotGui, ZoomBenchmarkRunsAtFullHdOnTheGpu) {
   EXPECT_GT(result->computeMs.minMs, 0.0);
   EXPECT_NEAR(result->deepestWidth, 3.0 / std::pow(1.25, 100), 1e-15);
   for (const MandelbrotFrameInfo& f : h.presented) EXPECT_TRUE(f.onGpu);
+}
+
+// The Save PNG dialog's GPU checkboxes: with several GPUs the selected one is checked and the others
+// can join (at least one stays checked); with one GPU it is checked and disabled, saying why; without
+// a GPU a line says the CPU renders the still. The device lists are given, so every case runs here.
+TEST_F(MandelbrotGui, SaveDialogChoosesTheGpusOfTheStill) {
+  Harness h;
+  const QByteArray shots = qgetenv("GPULAB_TEST_SCREENSHOTS");
+  auto shot = [&](QDialog& d, const char* name) {
+    if (shots.isEmpty()) return;
+    d.show();
+    waitUntil([] { return false; }, 100);
+    EXPECT_TRUE(d.grab().save(QString::fromLocal8Bit(shots) + QLatin1Char('/') + QString::fromUtf8(name)));
+  };
+  {
+    GpuChoices two;
+    two.labels = {QStringLiteral("GPU 0 (NVIDIA H100 80GB HBM3)"), QStringLiteral("GPU 1 (NVIDIA H100 80GB HBM3)")};
+    two.selected = 1;
+    const std::unique_ptr<QDialog> d(h.tab.createSaveDialog(two));
+    auto* gpu0 = d->findChild<QCheckBox*>(QStringLiteral("mandelbrotSaveGpu0"));
+    auto* gpu1 = d->findChild<QCheckBox*>(QStringLiteral("mandelbrotSaveGpu1"));
+    ASSERT_NE(gpu0, nullptr);
+    ASSERT_NE(gpu1, nullptr);
+    EXPECT_FALSE(gpu0->isChecked());  // one GPU, the selected one, stays the default
+    EXPECT_TRUE(gpu1->isChecked());
+    EXPECT_TRUE(gpu0->isEnabled());
+    EXPECT_EQ(MandelbrotTab::checkedGpus(*d), std::vector<int>({1}));
+    gpu1->setChecked(false);  // the last one checked stays checked
+    EXPECT_TRUE(gpu1->isChecked());
+    gpu0->setChecked(true);
+    EXPECT_EQ(MandelbrotTab::checkedGpus(*d), std::vector<int>({0, 1}));
+    EXPECT_TRUE(gpu0->toolTip().contains(QStringLiteral("interactive frames always stay on one GPU")));
+    shot(*d, "mandelbrot_save_two_gpus.png");
+  }
+  {
+    GpuChoices one;
+    one.labels = {QStringLiteral("GPU 0 (NVIDIA H100 80GB HBM3)")};
+    const std::unique_ptr<QDialog> d(h.tab.createSaveDialog(one));
+    auto* gpu0 = d->findChild<QCheckBox*>(QStringLiteral("mandelbrotSaveGpu0"));
+    ASSERT_NE(gpu0, nullptr);
+    EXPECT_TRUE(gpu0->isChecked());
+    EXPECT_FALSE(gpu0->isEnabled());
+    EXPECT_TRUE(gpu0->toolTip().contains(QStringLiteral("one GPU")));
+    EXPECT_EQ(MandelbrotTab::checkedGpus(*d), std::vector<int>({0}));
+    shot(*d, "mandelbrot_save_one_gpu.png");
+  }
+  {
+    const std::unique_ptr<QDialog> d(h.tab.createSaveDialog(GpuChoices{}));
+    EXPECT_NE(d->findChild<QLabel*>(QStringLiteral("mandelbrotSaveNoGpu")), nullptr);
+    EXPECT_TRUE(MandelbrotTab::checkedGpus(*d).empty());
+    shot(*d, "mandelbrot_save_no_gpu.png");
+  }
+  // The machine's own list arrives from the worker: one label per device.
+  ASSERT_TRUE(waitUntil(
+      [&] { return static_cast<std::size_t>(h.tab.gpuChoices().labels.size()) == queryDevices().devices.size(); }));
+}
+
+// A still saved split over two workers (on device 0 when it is the only GPU) is the one-GPU still.
+TEST_F(MandelbrotGui, StillSplitOverGpusSavesTheSamePng) {
+  GPULAB_REQUIRE_GPU();
+  QTemporaryDir dir;
+  Harness h;
+  ASSERT_TRUE(h.settle());
+  const QString one = dir.filePath(QStringLiteral("one.png")), split = dir.filePath(QStringLiteral("split.png"));
+  ASSERT_TRUE(h.savePng(one, QSize(211, 97), 2));
+  const int count = static_cast<int>(queryDevices().devices.size());
+  ASSERT_TRUE(h.savePng(split, QSize(211, 97), 2, count > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 0}));
+  EXPECT_TRUE(h.lastMessage.contains(QStringLiteral("rows"))) << h.lastMessage.toStdString();
+  const Image a = loadImage(one.toStdString()), b = loadImage(split.toStdString());
+  ASSERT_EQ(a.sizeBytes(), b.sizeBytes());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.sizeBytes()), 0);
 }

@@ -16,9 +16,11 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 
 #include "mandelbrot/mandelbrot_tab.hpp"
@@ -38,7 +40,7 @@ const char* const kBookmarksKey = "mandelbrot/bookmarks";
 // ---------------------------------------------------------------------------------------------
 // PNG files
 
-void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
+void MandelbrotTab::savePng(const QString& path, QSize size, int supersample, const std::vector<int>& gpus) {
   MandelbrotView v = view_;
   v.imageWidth = size.width();
   v.imageHeight = size.height();
@@ -60,11 +62,13 @@ void MandelbrotTab::savePng(const QString& path, QSize size, int supersample) {
     if (!cpuJob_.running()) cpuProgress_->hide();
   };
   saveJob_ = services_.engine.submit(
-      this, [v, c, used, path](WorkerContext& ctx) { return renderPng(ctx, v, c, used, path); },
-      [this, path, size, finish](double ms) {
+      this, [v, c, used, path, gpus](WorkerContext& ctx) { return renderPng(ctx, v, c, used, path, gpus); },
+      [this, path, size, finish](const SavedPng& saved) {
         finish();
-        services_.showMessage(
-            tr("Saved %1 (%2x%3) in %4").arg(path).arg(size.width()).arg(size.height()).arg(formatMs(ms)));
+        QString text =
+            tr("Saved %1 (%2x%3) in %4").arg(path).arg(size.width()).arg(size.height()).arg(formatMs(saved.ms));
+        if (!saved.split.isEmpty()) text += QLatin1Char(' ') + saved.split;
+        services_.showMessage(text);
         emit pngSaved(path);
       },
       {.coalesceKey = QStringLiteral("mandelbrot-save"),
@@ -115,10 +119,12 @@ void MandelbrotTab::openPng(const QString& path) {
        .progress = {}});
 }
 
-void MandelbrotTab::saveWithDialog() {
-  QDialog dialog(this);
-  dialog.setWindowTitle(tr("Save PNG"));
+QDialog* MandelbrotTab::createSaveDialog(const GpuChoices& gpus) {
+  auto* dialog = new QDialog(this);
+  dialog->setObjectName(QStringLiteral("mandelbrotSaveDialog"));
+  dialog->setWindowTitle(tr("Save PNG"));
   auto* size = new QComboBox;
+  size->setObjectName(QStringLiteral("mandelbrotSaveSize"));
   const QSize window = canvas_->pixelSize();
   size->addItem(tr("Window (%1x%2)").arg(window.width()).arg(window.height()), window);
   for (const auto& [name, s] :
@@ -126,25 +132,93 @@ void MandelbrotTab::saveWithDialog() {
         std::pair{"7680x4320 (8K)", QSize(7680, 4320)}, std::pair{"15360x8640 (16K)", QSize(15360, 8640)}})
     size->addItem(QString::fromUtf8(name), s);
   auto* samples = new QComboBox;
+  samples->setObjectName(QStringLiteral("mandelbrotSaveSupersample"));
   samples->addItem(tr("off"), 1);
   samples->addItem(QStringLiteral("2x2"), 2);
   samples->addItem(QStringLiteral("3x3"), 3);
   samples->addItem(QStringLiteral("4x4"), 4);
   samples->setCurrentIndex(1);
-  auto* form = new QFormLayout(&dialog);
+  auto* form = new QFormLayout(dialog);
   form->addRow(tr("Size"), size);
   form->addRow(tr("Supersampling"), samples);
+
+  // The GPUs that render this still: a checkbox each. One stays the default: splitting pays for large
+  // stills and deep views, never for the interactive frames.
+  auto* devices = new QWidget;
+  devices->setObjectName(QStringLiteral("mandelbrotSaveGpus"));
+  auto* deviceLayout = new QVBoxLayout(devices);
+  deviceLayout->setContentsMargins(0, 0, 0, 0);
+  const QString why =
+      tr("Checked GPUs split the still's rows between them: each takes the next band of rows when it is free, "
+         "and a deep view's reference orbit is computed once and copied to each. Splitting pays for large "
+         "stills (4K and up) and deep views; the interactive frames always stay on one GPU, since a "
+         "screen-sized frame takes a few milliseconds, less than spreading it costs.");
+  if (gpus.labels.isEmpty()) {
+    auto* none = new QLabel(tr("No GPU: every CPU core renders the still."));
+    none->setObjectName(QStringLiteral("mandelbrotSaveNoGpu"));
+    deviceLayout->addWidget(none);
+  }
+  for (int i = 0; i < gpus.labels.size(); ++i) {
+    auto* box = new QCheckBox(gpus.labels[i]);
+    box->setObjectName(QStringLiteral("mandelbrotSaveGpu%1").arg(i));
+    box->setProperty("gpuIndex", i);
+    box->setChecked(i == gpus.selected || gpus.labels.size() == 1);
+    if (gpus.labels.size() == 1) {
+      box->setEnabled(false);
+      box->setToolTip(
+          tr("This machine has one GPU: the still renders on it. With several GPUs, the checked "
+             "ones split a large still's rows between them."));
+    } else {
+      box->setToolTip(why);
+    }
+    deviceLayout->addWidget(box);
+  }
+  if (gpus.labels.size() > 1) {
+    auto* note = new QLabel(tr("Checked GPUs share the still's rows; the live view stays on one GPU."));
+    note->setObjectName(QStringLiteral("mandelbrotSaveGpuNote"));
+    note->setEnabled(false);  // drawn as a quiet hint
+    deviceLayout->addWidget(note);
+  }
+  devices->setToolTip(why);
+  form->addRow(tr("GPUs"), devices);
   form->addRow(new QLabel(tr("The width in the complex plane stays; the height follows the aspect ratio.")));
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
   form->addRow(buttons);
-  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-  if (dialog.exec() != QDialog::Accepted) return;
+  connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+  // At least one GPU stays checked.
+  const QList<QCheckBox*> boxes = devices->findChildren<QCheckBox*>();
+  for (QCheckBox* box : boxes)
+    connect(box, &QCheckBox::toggled, dialog, [boxes, box](bool on) {
+      if (!on && std::none_of(boxes.begin(), boxes.end(), [](QCheckBox* b) { return b->isChecked(); }))
+        box->setChecked(true);
+    });
+  return dialog;
+}
+
+std::vector<int> MandelbrotTab::checkedGpus(const QDialog& dialog) {
+  std::vector<int> gpus;
+  const auto* devices = dialog.findChild<QWidget*>(QStringLiteral("mandelbrotSaveGpus"));
+  if (devices == nullptr) return gpus;
+  for (const QCheckBox* box : devices->findChildren<QCheckBox*>())
+    if (box->isChecked()) gpus.push_back(box->property("gpuIndex").toInt());
+  std::sort(gpus.begin(), gpus.end());
+  return gpus;
+}
+
+void MandelbrotTab::saveWithDialog() {
+  const std::unique_ptr<QDialog> dialog(createSaveDialog(gpuChoices_));
+  if (dialog->exec() != QDialog::Accepted) return;
+  const auto* size = dialog->findChild<QComboBox*>(QStringLiteral("mandelbrotSaveSize"));
+  const auto* samples = dialog->findChild<QComboBox*>(QStringLiteral("mandelbrotSaveSupersample"));
+  const QSize chosen = size->currentData().toSize();
+  const int supersample = samples->currentData().toInt();
+  const std::vector<int> gpus = checkedGpus(*dialog);
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Save PNG"), QStringLiteral("mandelbrot.png"), tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
-  savePng(path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ? path : path + QStringLiteral(".png"),
-          size->currentData().toSize(), samples->currentData().toInt());
+  savePng(path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ? path : path + QStringLiteral(".png"), chosen,
+          supersample, gpus);
 }
 
 void MandelbrotTab::openWithDialog() {

@@ -47,6 +47,9 @@ MandelbrotTab::MandelbrotTab(TabServices& services, QWidget* parent)
   clock_.start();
   buildUi();
   loadBookmarks();
+  services_.engine.submit(
+      this, [](WorkerContext&) { return listGpus(); }, [this](GpuChoices gpus) { gpuChoices_ = std::move(gpus); },
+      {.coalesceKey = {}, .failed = [](const QString&) {}, .cancelled = {}, .progress = {}});
 }
 
 MandelbrotTab::~MandelbrotTab() {

@@ -46,6 +46,7 @@
 #include "shell/tab_services.hpp"
 
 class QCheckBox;
+class QDialog;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -95,8 +96,18 @@ class MandelbrotTab : public QWidget {
   /// Renders the current view on the CPU (with progress and cancel) and the GPU, and compares.
   void renderOnCpu();
   /// Renders the current view at `size` (supersampled `supersample` times) and saves it with its view
-  /// in the PNG's text fields. Runs on the worker; the status bar says when it is done.
-  void savePng(const QString& path, QSize size, int supersample);
+  /// in the PNG's text fields. Runs on the worker; the status bar says when it is done. With two or more
+  /// `gpus` the still's rows are split over them (and the status bar says how many rows each took).
+  void savePng(const QString& path, QSize size, int supersample, const std::vector<int>& gpus = {});
+  /// The Save PNG dialog, not shown yet (Save PNG... runs it): the size, the supersampling and, from
+  /// `gpus`, a checkbox per GPU that renders the still ("mandelbrotSaveGpu<N>"): the selected one
+  /// checked; with one GPU it is checked and disabled, its tooltip says why; without a GPU a line says
+  /// the CPU renders it. Interactive frames stay on one GPU whatever is checked.
+  QDialog* createSaveDialog(const GpuChoices& gpus);
+  /// The GPUs checked in a dialog from createSaveDialog (empty without a GPU).
+  static std::vector<int> checkedGpus(const QDialog& dialog);
+  /// The machine's GPUs, read on the worker when the tab was made (empty until then, and without a GPU).
+  const GpuChoices& gpuChoices() const noexcept { return gpuChoices_; }
   /// Restores the view and colouring stored in a PNG written by savePng or gpulab-cli.
   void openPng(const QString& path);
   MandelbrotCanvas& canvas() noexcept { return *canvas_; }
@@ -201,6 +212,7 @@ class MandelbrotTab : public QWidget {
   JobHandle cpuJob_;
   JobHandle saveJob_;
   JobHandle newtonJob_;
+  GpuChoices gpuChoices_;
 
   MandelbrotCanvas* canvas_ = nullptr;
   QComboBox* mode_ = nullptr;

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <functional>
 
+#include "gpulab/core/device.hpp"
 #include "gpulab/io/image_io.hpp"
+#include "gpulab/mandelbrot/multi_gpu.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "shell/worker_context.hpp"
 
@@ -109,27 +111,50 @@ gpulab::Measurement measureCpuRender(MandelbrotWorkerState& state, WorkerContext
   return m;
 }
 
-double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
-                 const gpulab::PrecisionChoice& used, const QString& path) {
-  return gpulab::measureHost(
-             [&] {
-               gpulab::Image rgba;
-               if (ctx.hasGpu()) {
-                 gpulab::GpuContext& gpu = ctx.gpu();
-                 gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
-                 renderer.compute(gpu, view, {}, ctx.cpuControl().cancel);
-                 renderer.colour(gpu, colouring);
-                 rgba = renderer.downloadRgba(gpu);
-               } else {
-                 rgba =
-                     gpulab::colourRaw(gpulab::renderRawCpu(view, {}, ctx.cpuControl()), colouring, view.supersample);
-               }
-               ctx.throwIfCancelled();
-               gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(),
-                                       gpulab::pngTextFromView(view, colouring, used));
-             },
-             gpulab::MeasurePolicy::once())
-      .medianMs;
+SavedPng renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
+                   const gpulab::PrecisionChoice& used, const QString& path, const std::vector<int>& gpus) {
+  SavedPng saved;
+  saved.ms =
+      gpulab::measureHost(
+          [&] {
+            gpulab::Image rgba;
+            if (ctx.hasGpu() && gpus.size() > 1) {
+              gpulab::StillSplitOptions split;
+              split.colouring = colouring;
+              split.wantRaw = false;
+              split.cancel = ctx.cpuControl().cancel;
+              gpulab::SplitStill still = gpulab::renderStillOnGpus(gpus, view, {}, split);
+              rgba = std::move(still.rgba);
+              saved.split = QStringLiteral("on %1 (rows: %2)")
+                                .arg(QString::fromStdString(gpulab::deviceLabels(gpus)),
+                                     QString::fromStdString(still.report.sharesText()));
+              if (still.report.anyFailed())
+                saved.split += QStringLiteral(". ") + QString::fromStdString(still.report.failureSentence());
+            } else if (ctx.hasGpu()) {
+              gpulab::GpuContext& gpu = ctx.gpu();
+              gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
+              renderer.compute(gpu, view, {}, ctx.cpuControl().cancel);
+              renderer.colour(gpu, colouring);
+              rgba = renderer.downloadRgba(gpu);
+            } else {
+              rgba = gpulab::colourRaw(gpulab::renderRawCpu(view, {}, ctx.cpuControl()), colouring, view.supersample);
+            }
+            ctx.throwIfCancelled();
+            gpulab::savePngWithText(gpulab::opaqueToRgb(rgba), path.toStdString(),
+                                    gpulab::pngTextFromView(view, colouring, used));
+          },
+          gpulab::MeasurePolicy::once())
+          .medianMs;
+  return saved;
+}
+
+GpuChoices listGpus() {
+  GpuChoices choices;
+  const gpulab::DeviceReport report = gpulab::queryDevices();
+  for (const gpulab::DeviceInfo& d : report.devices)
+    choices.labels << QStringLiteral("GPU %1 (%2)").arg(d.index).arg(QString::fromStdString(d.name));
+  choices.selected = gpulab::selectedDevice();
+  return choices;
 }
 
 StoredView readPngView(const QString& path) {

@@ -6,7 +6,9 @@
 
 #include <QImage>
 #include <QString>
+#include <QStringList>
 #include <optional>
+#include <vector>
 
 #include "gpulab/mandelbrot/mandelbrot.hpp"
 #include "gpulab/mandelbrot/newton_zoom.hpp"
@@ -55,11 +57,26 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
 gpulab::Measurement measureCpuRender(MandelbrotWorkerState& state, WorkerContext& ctx,
                                      const gpulab::MandelbrotView& view);
 
+/// What renderPng did.
+struct SavedPng {
+  double ms = 0;  ///< the whole job
+  QString split;  ///< with several GPUs: "on GPU 0 and GPU 1 (rows: ...)", and a failed GPU's sentence
+};
+
 /// Renders `view` (any size, supersampled as it says) with its own buffers and writes it to `path` as a
-/// PNG with the view in its text fields (every digit of a deep view); returns the milliseconds the whole
-/// job took.
-double renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
-                 const gpulab::PrecisionChoice& used, const QString& path);
+/// PNG with the view in its text fields (every digit of a deep view). With two or more `gpus` the still
+/// is split over them (gpulab::renderStillOnGpus: rows in bands to whichever GPU is free, a deep view's
+/// reference computed once); otherwise the worker's GPU renders it, or without one every CPU core.
+SavedPng renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
+                   const gpulab::PrecisionChoice& used, const QString& path, const std::vector<int>& gpus = {});
+
+/// The GPUs a still may be split over, read on the worker: one label per device ("GPU 0 (NVIDIA H100
+/// 80GB HBM3)"), empty without a GPU, and the device the app computes on.
+struct GpuChoices {
+  QStringList labels;
+  int selected = 0;
+};
+GpuChoices listGpus();
 
 /// The view and colouring stored in a PNG written by renderPng or gpulab-cli (std::invalid_argument
 /// with one sentence when the PNG holds none).

@@ -10,6 +10,7 @@
 #include "gpulab/mandelbrot/deep_render_cpu.hpp"
 #include "gpulab/mandelbrot/renderer.hpp"
 #include "internal/mandelbrot_params.hpp"
+#include "internal/mandelbrot_rows.hpp"
 #include "internal/parallel_rows.hpp"
 
 namespace gpulab {
@@ -84,6 +85,14 @@ Image MandelbrotCpuRenderer::compute(const MandelbrotView& view, const Mandelbro
   parallelRows(p.height, rowThreads(options.cpuThreads, p.height), control,
                [&](int j, int) { row(p, j, raw.row<float>(j)); });
   return raw;
+}
+
+void escapeRowsCpu(const MandelbrotView& view, const MandelbrotOptions& options, Precision precision, int first,
+                   int count, Image& raw) {
+  const EscapeParams p = escapeParams(view, options);
+  const RowFunction row =
+      precision == Precision::F64 ? rowFunction<double>(options.variant) : rowFunction<float>(options.variant);
+  for (int j = first; j < first + count; ++j) row(p, j, raw.row<float>(j));
 }
 
 int escapeCount(double x, double y, int maxIterations) {

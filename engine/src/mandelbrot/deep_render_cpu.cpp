@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "internal/deep_params.hpp"
+#include "internal/mandelbrot_rows.hpp"
 #include "internal/parallel_rows.hpp"
 
 namespace gpulab {
@@ -75,6 +76,13 @@ DeepCpuResult renderDeepCpu(const DeepView& view, const ReferenceOrbit& orbit, c
   for (double s : steps) result.steps += s;
   result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+void deepRowsCpu(const DeepView& view, const ReferenceOrbit& orbit, const BlaTable* table, const DeepOptions& options,
+                 int first, int count, float* raw) {
+  const RowJob job = makeJob(view, orbit, table, options);
+  const RowFunction rowFn = rowFunction(job.params.format == kernels::DeltaFormat::FloatExp);
+  for (int j = first; j < first + count; ++j) rowFn(job, j, raw + static_cast<std::size_t>(j) * view.imageWidth);
 }
 
 }  // namespace gpulab

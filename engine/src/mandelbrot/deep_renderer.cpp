@@ -16,6 +16,7 @@ namespace gpulab {
 struct DeepRenderer::State {
   int device = -1;
   DeepReference reference;
+  const DeepReference* shared = nullptr;  // prepareShared(): the caller's reference, not `reference`
   DeepView view;
   DeepOptions options;
   kernels::PerturbationParams params;
@@ -26,6 +27,8 @@ struct DeepRenderer::State {
   DeviceBuffer doubles, extended;
   DeviceBuffer radii2, a, b, radii2Extended, aExtended, bExtended;
   DeviceBuffer counter;
+
+  const DeepReference& source() const { return shared != nullptr ? *shared : reference; }
 
   DeepDevicePointers pointers() const {
     return {doubles.data(), extended.data(),       radii2.data(),    a.data(),
@@ -48,7 +51,7 @@ DeepRenderer::DeepRenderer() : state_(std::make_unique<State>()) {}
 DeepRenderer::~DeepRenderer() = default;
 
 const DeepFrame& DeepRenderer::frame() const noexcept { return state_->frame; }
-const DeepReference& DeepRenderer::reference() const noexcept { return state_->reference; }
+const DeepReference& DeepRenderer::reference() const noexcept { return state_->source(); }
 
 const DeepFrame& DeepRenderer::prepare(GpuContext& gpu, const DeepView& view, const DeepOptions& options,
                                        const std::atomic<bool>* cancel) {
@@ -56,6 +59,10 @@ const DeepFrame& DeepRenderer::prepare(GpuContext& gpu, const DeepView& view, co
   if (s.device != gpu.device()) {  // everything held belongs to another device
     s = State{};
     s.device = gpu.device();
+  }
+  if (s.shared != nullptr) {  // the device copies hold another reference's arrays
+    s.shared = nullptr;
+    s.prepared = false;
   }
   if (s.prepared && s.view == view && s.options == options) {  // prepared already (a caller timing compute())
     s.frame.referenceReused = true;
@@ -103,13 +110,53 @@ const DeepFrame& DeepRenderer::prepare(GpuContext& gpu, const DeepView& view, co
   return s.frame;
 }
 
+const DeepFrame& DeepRenderer::prepareShared(GpuContext& gpu, const DeepView& view, const DeepOptions& options,
+                                             const DeepReference& reference) {
+  State& s = *state_;
+  if (s.device != gpu.device()) {
+    s = State{};
+    s.device = gpu.device();
+  }
+  const ReferenceOrbit& orbit = reference.orbit();  // std::logic_error before the reference's prepare()
+  const cudaStream_t stream = gpu.stream();
+  const Stopwatch watch;
+  upload(s.doubles, orbit.doubles(), stream);
+  upload(s.extended, orbit.extended(), stream);
+  DeepFrame frame;
+  frame.deltas = chooseDeltaFormat(view);
+  frame.referenceReused = true;  // computed by the caller, once for every device
+  if (const BlaTable* table = reference.table(options)) {
+    upload(s.a, table->a(), stream);
+    upload(s.b, table->b(), stream);
+    upload(s.aExtended, table->aExtended(), stream);
+    upload(s.bExtended, table->bExtended(), stream);
+    upload(s.radii2, table->radii2(), stream);
+    upload(s.radii2Extended, table->radii2Extended(), stream);
+    frame.blaLevels = table->levels();
+  }
+  gpu.synchronize();  // the host arrays may change once this returns
+  frame.uploadMs = watch.elapsedMs();
+  s.shared = &reference;
+  s.params = perturbationParams(view, reference.offset(), options);
+  s.view = view;
+  s.options = options;
+  frame.referenceLength = orbit.length();
+  frame.referenceEscaped = orbit.escaped();
+  frame.precisionBits = orbit.precisionBits();
+  frame.referenceX = orbit.centerX();
+  frame.referenceY = orbit.centerY();
+  s.frame = frame;
+  s.prepared = true;
+  return s.frame;
+}
+
 void DeepRenderer::enqueue(GpuContext& gpu, float* raw, std::size_t pitch, int firstRow, int rowCount) {
   State& s = *state_;
   if (!s.prepared || s.device != gpu.device())
     throw std::logic_error("the deep renderer has no prepared view on this device: call prepare() first");
   const DeepDevicePointers device = s.pointers();
-  const kernels::ReferenceView ref = withDevicePointers(referenceView(s.reference.orbit()), device);
-  const kernels::BlaView bla = withDevicePointers(blaView(s.reference.table(s.options)), device);
+  const kernels::ReferenceView ref = withDevicePointers(referenceView(s.source().orbit()), device);
+  const kernels::BlaView bla = withDevicePointers(blaView(s.source().table(s.options)), device);
   kernels::PerturbationLaunch launch;
   launch.firstRow = firstRow;
   launch.rowCount = rowCount;

@@ -47,6 +47,13 @@ class DeepRenderer {
   /// prepared last return at once (the frame says the reference was reused, no time spent).
   const DeepFrame& prepare(GpuContext& gpu, const DeepView& view, const DeepOptions& options,
                            const std::atomic<bool>* cancel = nullptr);
+  /// Makes the device copies serve `view` from `reference`, prepared by the caller for this view and
+  /// options (computed once, shared by the renderers of several GPUs: gpulab/mandelbrot/multi_gpu.hpp).
+  /// Uploads the orbit and the table (blocking); `reference` must outlive the enqueues that follow. The
+  /// next prepare() goes back to this renderer's own reference. Throws std::logic_error for a reference
+  /// never prepared, CudaError.
+  const DeepFrame& prepareShared(GpuContext& gpu, const DeepView& view, const DeepOptions& options,
+                                 const DeepReference& reference);
   /// Enqueues rows [firstRow, firstRow + rowCount) of the prepared view into `raw` (view.imageWidth
   /// floats a row, rows `pitch` bytes apart, device memory). rowCount -1: to the last row.
   void enqueue(GpuContext& gpu, float* raw, std::size_t pitch, int firstRow = 0, int rowCount = -1);

@@ -257,9 +257,13 @@ GPULAB_ESCAPE_HD float palettePosition(float value, const ColourParams& c) {
 // ---------------------------------------------------------------------------------------------
 // Launchers: asynchronous on `stream`.
 
-/// Computes the raw plane (p.width x p.height floats, row pitch raw.pitch) with `schedule`.
+/// Computes the raw plane (p.width x p.height floats, row pitch raw.pitch) with `schedule`: rows
+/// [firstRow, firstRow + rowCount) of it (rowCount -1: to the last row), each at its own row number (the
+/// others untouched), so a frame can be split into bands of rows. Throws std::invalid_argument for rows
+/// outside the frame.
 template <class T>
-void launchEscapeTime(const EscapeParams& p, EscapeSchedule schedule, Plane<float> raw, cudaStream_t stream);
+void launchEscapeTime(const EscapeParams& p, EscapeSchedule schedule, Plane<float> raw, cudaStream_t stream,
+                      int firstRow = 0, int rowCount = -1);
 
 /// Colours raw (read only) into rgba, whose size is raw's divided by c.supersample. `table` holds
 /// c.tableSize RGBA entries in device memory.
