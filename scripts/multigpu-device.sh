@@ -52,3 +52,8 @@ for g in 1 all; do
     --out /tmp/o --gpus $g --json "$out/batch-ppm-$g.json" > "$out/batch-ppm-$g.log" 2>&1
   echo "batch ppm conv63 --gpus $g rc=$?" >> "$out/summary.txt"
 done
+
+# compute-sanitizer memcheck on the several-pipeline GPU tests.
+timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_batch \
+  --gtest_filter='BatchPipelines.TwoPipelines*:BatchPipelines.AGpu*' > "$out/sanitize.log" 2>&1
+echo "sanitize rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitize.log")" >> "$out/summary.txt"
