@@ -4,15 +4,23 @@
 #   g++ -O2 -std=c++20 -o .bench/make-test-photo scripts/make-test-photo.cpp
 # Steps: the GPU tests of the batch and the lab parts, `lab matmul-multi` at 16384 f32 on every GPU
 # and on one, `lab transfer` with the peer-to-peer rows, and two batches of generated 6000x4000
-# photos with --gpus 1 and --gpus all: JPEG in and out with box r=15 (the codecs' limit) and PPM in
-# and out with a 63x63 direct convolution (the GPUs' limit). Logs and JSON go to $OUT.
+# photos with --gpus 1 and --gpus all: JPEG in and out with box r=15 and PPM in and out with a
+# direct convolution (CONV=63 measured the codecs' limit on 2 H100s; CONV=127 loads the GPUs four
+# times as much). summary.txt goes to $OUT; every log and JSON in $OUT/logs.tar.gz (the
+# device tool brings back only a few files).
 set -u
-out=${OUT:-/tmp/out}; mkdir -p "$out"
+final=${OUT:-/tmp/out}; mkdir -p "$final"
+out=$(mktemp -d)
+trap 'cp "$out/summary.txt" "$final/" 2>/dev/null; tar czf "$final/logs.tar.gz" -C "$out" .' EXIT
 export GPUBOX_ARCHIVE=$PWD/.box/libs.tar.xz
 tar xJf .box/bins.tar.xz
 source <(tar xJf .box/libs.tar.xz -O gpubox/env.sh)
 export QT_QPA_PLATFORM=offscreen GPULAB_PACKED_BUILD=1
 cli=build/app/cli/gpulab-cli
+mkdir -p .bench
+conv=${CONV:-63}  # side of the box-shaped convolution kernel of the PPM batch
+awk -v n="$conv" 'BEGIN { for (y = 0; y < n; ++y) { for (x = 0; x < n; ++x) printf "%s%.9g", x ? " " : "", 1 / (n * n); print "" } }' \
+  > .bench/k$conv.txt
 { nvidia-smi -L; nvidia-smi topo -m; nproc; free -g | head -2; } > "$out/device.txt" 2>&1
 
 # Photos, made while the tests run: 4 distinct 6000x4000 images, 60 files of each kind.
@@ -48,9 +56,9 @@ for g in 1 all; do
   echo "batch jpg box --gpus $g rc=$?" >> "$out/summary.txt"
 done
 for g in 1 all; do
-  rm -rf /tmp/o; timeout 40 $cli batch --op conv --kernel "$PWD/.bench/k63.txt" --method direct --in /tmp/photos/ppm \
+  rm -rf /tmp/o; timeout 40 $cli batch --op conv --kernel "$PWD/.bench/k$conv.txt" --method direct --in /tmp/photos/ppm \
     --out /tmp/o --gpus $g --json "$out/batch-ppm-$g.json" > "$out/batch-ppm-$g.log" 2>&1
-  echo "batch ppm conv63 --gpus $g rc=$?" >> "$out/summary.txt"
+  echo "batch ppm conv$conv --gpus $g rc=$?" >> "$out/summary.txt"
 done
 
 # compute-sanitizer memcheck on the several-pipeline GPU tests.
