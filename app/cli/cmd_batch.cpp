@@ -3,12 +3,18 @@
 // encode threads. A progress bar with an ETA on a terminal, one line per file otherwise; at the
 // end a summary (images/s, MB/s, the time per stage, how busy the GPU was) and the failures, each
 // with its reason (exit code 1 when any file failed). --op none measures the codecs alone.
+// --gpus all|0,1|N spreads the compute over several GPUs, one pipeline each, fed by the same decode
+// and encode threads; the summary then shows images/s per GPU and in total, and which stage bounded
+// the rate (decode, encode or the GPUs). --json FILE writes the summary with the devices it ran on.
 //   gpulab-cli batch --op box --radius 15 --in photos/ --out blurred/ --format jpg --shard 2/8
+//   gpulab-cli batch --op median --radius 3 --in photos/ --out out/ --gpus all --json batch.json
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_support.hpp"
@@ -29,6 +35,8 @@ struct BatchArgs {
   std::string format = "same";
   std::string device;
   std::string shard;
+  std::string gpus;
+  std::string jsonPath;
   int jobs = 0;
   int streams = 0;
   int quality = SaveOptions{}.jpegQuality;
@@ -92,10 +100,12 @@ std::string stage(double totalMs, int images) {
 }
 
 void printSummary(const BatchSummary& s) {
-  std::printf("batch: %d of %d images written in %.2f s on %s (%d decode/encode threads%s)%s\n", s.written, s.total,
-              s.wallS, s.device.c_str(), s.workers,
-              s.streams > 0 ? (", " + std::to_string(s.streams) + " GPU streams").c_str() : "",
-              s.filtered ? "" : ", no filter: the codecs alone");
+  const bool several = s.pipelines.size() > 1;
+  std::printf(
+      "batch: %d of %d images written in %.2f s on %s (%d decode/encode threads%s)%s\n", s.written, s.total, s.wallS,
+      s.onGpu ? s.devices.c_str() : s.device.c_str(), s.workers,
+      s.streams > 0 ? (", " + std::to_string(s.streams) + " GPU streams" + (several ? " per GPU" : "")).c_str() : "",
+      s.filtered ? "" : ", no filter: the codecs alone");
   std::printf("rate: %.1f images/s, %.1f MB/s of input files, %.1f MB/s of pixels\n", s.imagesPerSecond(),
               s.megabytesPerSecond(), s.wallS > 0 ? static_cast<double>(s.pixelBytes) / 1e6 / s.wallS : 0.0);
   const int n = std::max(s.written, 1);
@@ -108,14 +118,75 @@ void printSummary(const BatchSummary& s) {
       std::printf(", compute %s", stage(s.stages.computeMs, n).c_str());
   }
   std::printf(", encode %s\n", stage(s.stages.encodeMs, n).c_str());
-  if (s.gpuBusy >= 0)
+  if (s.gpuBusy >= 0 && !several)
     std::printf("GPU busy: %.1f%% of the wall time (copies or kernels on any stream)\n", 100.0 * s.gpuBusy);
+  if (several) {
+    std::printf("per %s:\n", s.onGpu ? "GPU" : "pipeline");
+    for (const BatchPipeline& p : s.pipelines) {
+      const int k = std::max(p.images, 1);
+      std::printf("  %-40s %4d images, %6.2f images/s", p.label.c_str(), p.images, p.imagesPerSecond(s.wallS));
+      if (p.busy >= 0)
+        std::printf(", busy %5.1f%%, upload %.1f, compute %.1f, download %.1f ms/image", 100.0 * p.busy, p.uploadMs / k,
+                    p.computeMs / k, p.downloadMs / k);
+      else
+        std::printf(", compute %.1f ms/image", p.computeMs / k);
+      std::printf("%s\n", p.failed ? ", FAILED mid-run" : "");
+    }
+    std::printf("  %-40s %4d images, %6.2f images/s\n", "total", s.written, s.imagesPerSecond());
+  }
+  std::printf("limit: %s\n", s.limitSentence().c_str());
+  for (const std::string& note : s.notes) std::printf("note: %s\n", note.c_str());
   if (s.cancelled)
     std::printf("cancelled: %d inputs were not started\n", s.total - s.written - static_cast<int>(s.failures.size()));
   if (!s.failures.empty()) {
     std::printf("failed: %zu of %d files\n", s.failures.size(), s.total);
     for (const BatchFailure& f : s.failures) std::printf("  %s: %s\n", f.input.string().c_str(), f.reason.c_str());
   }
+}
+
+nlohmann::json toJson(const BatchSummary& s) {
+  nlohmann::json doc = {{"total", s.total},
+                        {"written", s.written},
+                        {"failed", s.failures.size()},
+                        {"cancelled", s.cancelled},
+                        {"wall_s", s.wallS},
+                        {"images_per_s", s.imagesPerSecond()},
+                        {"input_mb_per_s", s.megabytesPerSecond()},
+                        {"on_gpu", s.onGpu},
+                        {"filtered", s.filtered},
+                        {"device", s.device},
+                        {"devices", s.devices},
+                        {"workers", s.workers},
+                        {"streams_per_gpu", s.streams},
+                        {"gpu_busy", s.gpuBusy},
+                        {"limit", limitName(s)},
+                        {"limit_sentence", s.limitSentence()},
+                        {"codec_share", s.codecShare},
+                        {"compute_share", s.computeShare},
+                        {"retried", s.retried},
+                        {"notes", s.notes},
+                        {"stages_ms",
+                         {{"decode", s.stages.decodeMs},
+                          {"upload", s.stages.uploadMs},
+                          {"compute", s.stages.computeMs},
+                          {"download", s.stages.downloadMs},
+                          {"encode", s.stages.encodeMs}}}};
+  doc["pipelines"] = nlohmann::json::array();
+  for (const BatchPipeline& p : s.pipelines)
+    doc["pipelines"].push_back({{"device", p.device >= 0 ? nlohmann::json(p.device) : nlohmann::json(nullptr)},
+                                {"label", p.label},
+                                {"images", p.images},
+                                {"images_per_s", p.imagesPerSecond(s.wallS)},
+                                {"upload_ms", p.uploadMs},
+                                {"compute_ms", p.computeMs},
+                                {"download_ms", p.downloadMs},
+                                {"busy", p.busy},
+                                {"failed", p.failed},
+                                {"failure", p.failure}});
+  doc["failures"] = nlohmann::json::array();
+  for (const BatchFailure& f : s.failures)
+    doc["failures"].push_back({{"input", f.input.string()}, {"reason", f.reason}});
+  return doc;
 }
 
 void run(const BatchArgs& a) {
@@ -133,6 +204,11 @@ void run(const BatchArgs& a) {
   }
   options.format = asUsage([&] { return parseEnumOrThrow<BatchFormat>(a.format); });
   options.useGpu = useGpu(a.device);
+  if (!a.gpus.empty()) {
+    if (a.device == "cpu") throw UsageError("--gpus " + a.gpus + " needs the GPU: leave out --device cpu");
+    options.devices = asUsage([&] { return parseGpuList(a.gpus, static_cast<int>(queryDevices().devices.size())); });
+    options.useGpu = true;
+  }
   options.jobs = a.jobs;
   options.streams = a.streams;
   options.save.jpegQuality = a.quality;
@@ -149,10 +225,19 @@ void run(const BatchArgs& a) {
     if (options.inputs.empty()) return;
   }
   options.outDir = a.out;
+  std::ofstream json;  // opened first: a bad path fails before the batch runs
+  if (!a.jsonPath.empty()) {
+    json.open(a.jsonPath);
+    if (!json) throw std::runtime_error("cannot write '" + a.jsonPath + "'");
+  }
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   options.onProgress = [terminal](const BatchProgress& p) { printProgress(p, terminal); };
   const BatchSummary summary = asUsage([&] { return runBatch(options); });
   printSummary(summary);
+  if (json.is_open()) {
+    json << toJson(summary).dump(2) << "\n";
+    if (!json) throw std::runtime_error("writing '" + a.jsonPath + "' failed");
+  }
   if (!summary.failures.empty())
     throw std::runtime_error(std::to_string(summary.failures.size()) + " of " + std::to_string(summary.total) +
                              " files failed (listed above)");
@@ -171,7 +256,10 @@ void registerBatch(CLI::App& app) {
   cmd->add_option("--format", a->format, "same | png | jpg | tiff (default same: each input's format)");
   cmd->add_option("--device", a->device, "gpu | cpu (default: the GPU when there is one)");
   cmd->add_option("--jobs", a->jobs, "Decode/encode threads (default: every core)");
-  cmd->add_option("--streams", a->streams, "GPU streams, one thread each (default 4)");
+  cmd->add_option("--streams", a->streams, "GPU streams per GPU, one thread each (default 4)");
+  cmd->add_option("--gpus", a->gpus,
+                  "all | 0,1 | N: one pipeline per GPU, fed by the same decode/encode threads (default: one GPU)");
+  cmd->add_option("--json", a->jsonPath, "Write the summary (devices, per-GPU images/s, stages, limit) as JSON");
   cmd->add_option("--shard", a->shard,
                   "K/N: only the K-th of N disjoint parts of the inputs (Slurm arrays, GNU parallel)");
   cmd->add_option("--quality", a->quality, "JPEG quality of the outputs, 1 to 100 (default 95)");

@@ -22,6 +22,7 @@
 #include "gpulab/lab/matmul.hpp"
 #include "gpulab/lab/transfer.hpp"
 #include "lab_course.hpp"
+#include "lab_multi.hpp"
 #include "lab_studies.hpp"
 
 namespace gpulab::cli {
@@ -39,6 +40,7 @@ struct LabOptions {
   int reps = 10;
   int warmup = 2;
   int iterations = 20;
+  std::string gpus;
   std::string jsonPath;
 };
 
@@ -60,10 +62,14 @@ void printRow(const lab::Record& r, bool check) {
     std::snprintf(down, sizeof down, "%.4g", r.downloadMs);
     std::snprintf(e2e, sizeof e2e, "%.4g", r.endToEndMs());
   }
-  std::printf("%-9s %-20s %-4s %-16s %10.4g %10.4g %10.4g %9s %9s %10s %11s %7s",
-              r.variant.empty() ? "-" : r.variant.c_str(), impl.c_str(), r.dtype.c_str(),
-              lab::sizesText(r.sizes).c_str(), r.medianMs, r.minMs, r.maxMs, up, down, e2e, r.rate() > 0 ? rate : "-",
-              percent);
+  if (r.reps == 0)  // a row this machine cannot measure (the note says why)
+    std::printf("%-9s %-20s %-4s %-16s %10s %10s %10s %9s %9s %10s %11s %7s", r.variant.c_str(), impl.c_str(),
+                r.dtype.c_str(), lab::sizesText(r.sizes).c_str(), "-", "-", "-", "-", "-", "-", "-", "-");
+  else
+    std::printf("%-9s %-20s %-4s %-16s %10.4g %10.4g %10.4g %9s %9s %10s %11s %7s",
+                r.variant.empty() ? "-" : r.variant.c_str(), impl.c_str(), r.dtype.c_str(),
+                lab::sizesText(r.sizes).c_str(), r.medianMs, r.minMs, r.maxMs, up, down, e2e, r.rate() > 0 ? rate : "-",
+                percent);
   if (check) {
     if (r.relativeError >= 0)
       std::printf(" %11.3g", r.relativeError);
@@ -71,6 +77,7 @@ void printRow(const lab::Record& r, bool check) {
       std::printf(" %11s", "-");
   }
   if (!r.note.empty()) std::printf("  %s", r.note.c_str());
+  if (r.experiment == "transfer" && r.variant.rfind("p2p_", 0) == 0) std::printf("  [%s]", r.params.c_str());
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -152,8 +159,16 @@ bool anyInL2(const std::vector<lab::Record>& records) {
 /// Pageable and pinned, both directions, per size, against the bus ceiling of each direction.
 void printTransferSummary(const std::vector<lab::TransferSummaryRow>& rows) {
   if (rows.empty()) return;
-  std::printf("\nGB/s and %% of the bus ceiling per size:\n%-10s", "bytes");
+  bool peer = false;
+  for (const lab::TransferSummaryRow& row : rows)
+    for (int a : {0, 1})
+      for (int d : {0, 1}) peer = peer || row.peerGbps[a][d] >= 0;
+  std::printf("\nGB/s and %% of the bus ceiling per size%s:\n%-10s",
+              peer ? " (p2p: GPU A -> B and B -> A, without and with peer access)" : "", "bytes");
   for (const char* column : {"pageable h2d", "pinned h2d", "pageable d2h", "pinned d2h"}) std::printf(" %19s", column);
+  if (peer)
+    for (const char* column : {"p2p A->B no peer", "p2p A->B peer", "p2p B->A no peer", "p2p B->A peer"})
+      std::printf(" %17s", column);
   std::printf("\n");
   for (const lab::TransferSummaryRow& row : rows) {
     std::printf("%-10s", bytesText(row.bytes).c_str());
@@ -169,6 +184,14 @@ void printTransferSummary(const std::vector<lab::TransferSummaryRow>& rows) {
         }
         std::printf(" %19s", cell);
       }
+    if (peer)
+      for (int direction : {0, 1})
+        for (int access : {0, 1}) {
+          char cell[32] = "-";
+          if (row.peerGbps[access][direction] >= 0)
+            std::snprintf(cell, sizeof cell, "%.2f GB/s", row.peerGbps[access][direction]);
+          std::printf(" %17s", cell);
+        }
     std::printf("\n");
   }
 }
@@ -201,6 +224,14 @@ void run(const LabOptions& o) {
                .reps = o.reps,
                .warmup = o.warmup,
                .iterations = o.iterations};
+    if (!o.gpus.empty()) {
+      if (request.experiment != lab::Experiment::Transfer)
+        throw std::invalid_argument("--gpus applies to transfer (its peer-to-peer rows) and matmul-multi, not to " +
+                                    o.experiment);
+      request.gpus = parseGpuList(o.gpus, static_cast<int>(queryDevices().devices.size()));
+      if (request.gpus.size() < 2)
+        throw std::invalid_argument("--gpus " + o.gpus + ": the peer-to-peer rows need two GPUs");
+    }
     lab::validate(request);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -295,6 +326,11 @@ void run(const LabOptions& o) {
             if (row.percentOfBus[memory][direction] >= 0)
               j[key + "_percent_of_bus"] = row.percentOfBus[memory][direction];
           }
+        for (int access : {0, 1})
+          for (int direction : {0, 1})
+            if (row.peerGbps[access][direction] >= 0)
+              j[std::string("p2p_") + (direction == 0 ? "ab" : "ba") +
+                (access == 0 ? "_no_peer_access" : "_peer_access") + "_gbps"] = row.peerGbps[access][direction];
         doc["transfer_summary"].push_back(j);
       }
     }
@@ -317,11 +353,13 @@ void registerLab(CLI::App& app) {
                          "CPU against GPU; the course's studies; custom kernels, memory pools and timing pitfalls");
   std::vector<std::string> experiments = labExperimentNames(enumNameList<lab::Experiment>());
   experiments.insert(experiments.end(), courseLabNames().begin(), courseLabNames().end());
+  experiments.emplace_back("matmul-multi");
   cmd->add_option("experiment", options->experiment,
                   "matmul, transpose, transfer, elementwise or reduce (size sweeps); the course's studies: " +
                       courseExperimentList() +
                       "; custom (kernels compiled at run time with NVRTC), pool (cudaMalloc against the memory "
-                      "pool), timing (timing pitfalls and the cold start)")
+                      "pool), timing (timing pitfalls and the cold start); matmul-multi (one product split across "
+                      "GPUs)")
       ->required()
       ->check(CLI::IsMember(experiments));
   cmd->add_option("--sizes", options->sizes,
@@ -348,9 +386,19 @@ void registerLab(CLI::App& app) {
   cmd->add_option("--warmup", options->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
   cmd->add_option("--iterations", options->iterations, "transfer pattern: compute steps")->check(CLI::Range(1, 100000));
   cmd->add_option("--json", options->jsonPath, "Write the records and crossovers as JSON to this file");
+  cmd->add_option("--gpus", options->gpus,
+                  "all | 0,1 | N. matmul-multi: the GPUs the product is split across (default all); transfer: "
+                  "the first two are the peer-to-peer rows' GPUs (default 0 and 1)");
   auto studies = registerCourseOptions(*cmd);
   auto course = addCourseLabOptions(*cmd);
   cmd->callback([options, cmd, course, studies] {
+    if (options->experiment == "matmul-multi")
+      return runMatmulMulti({.gpus = options->gpus.empty() ? std::string("all") : options->gpus,
+                             .sizes = options->sizes,
+                             .dtype = options->dtype,
+                             .reps = cmd->count("--reps") ? options->reps : 5,
+                             .warmup = cmd->count("--warmup") ? options->warmup : 1,
+                             .jsonPath = options->jsonPath});
     if (isCourseExperiment(options->experiment))
       return runCourseExperiment(*cmd,
                                  {options->experiment, options->sizes, options->dtype, options->ops, options->reps,

@@ -115,6 +115,58 @@ TEST(CliBatch, UsageErrors) {
   EXPECT_EQ(runCli({"batch", "--op", "box", "--radius", "1", "--in", in, "--out", out, "--quality", "0"}).exitCode, 2);
 }
 
+TEST(CliBatch, GpusIsCheckedBeforeAnythingRuns) {
+  ScratchDir dir("gpulab-test-cli-batch-gpus");
+  writePhotos(dir / "in", 1);
+  const std::string in = (dir / "in").string(), out = (dir / "out").string();
+  test::Outcome o =
+      runCli({"batch", "--op", "box", "--radius", "1", "--in", in, "--out", out, "--device", "cpu", "--gpus", "all"});
+  EXPECT_EQ(o.exitCode, 2) << describe(o);
+  EXPECT_TRUE(has(o.err, "--gpus all needs the GPU")) << describe(o);
+  // A list naming a GPU that does not exist (a lone number would be a count: "2" is the first two).
+  o = runCli({"batch", "--op", "box", "--radius", "1", "--in", in, "--out", out, "--gpus", "0,99"});
+  EXPECT_EQ(o.exitCode, 2) << describe(o);
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one sentence: " << describe(o);
+  EXPECT_FALSE(fs::exists(out)) << "nothing ran";
+}
+
+TEST(CliBatch, JsonNamesTheDevicesThePipelinesAndTheLimit) {
+  ScratchDir dir("gpulab-test-cli-batch-json");
+  writePhotos(dir / "in", 3);
+  const bool gpu = cudaAvailable();
+  std::vector<std::string> args = {"batch",
+                                   "--op",
+                                   "box",
+                                   "--radius",
+                                   "2",
+                                   "--in",
+                                   (dir / "in").string(),
+                                   "--out",
+                                   (dir / "out").string(),
+                                   "--jobs",
+                                   "2",
+                                   "--json",
+                                   (dir / "batch.json").string()};
+  if (gpu) {
+    args.insert(args.end(), {"--gpus", "all"});
+  } else {
+    args.insert(args.end(), {"--device", "cpu"});
+  }
+  const test::Outcome o = runCli(args);
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  EXPECT_TRUE(has(o.out, "limit: ")) << o.out;
+  const std::string json = readBytes(dir / "batch.json");
+  EXPECT_TRUE(has(json, "\"devices\": ")) << json;
+  EXPECT_TRUE(has(json, "\"pipelines\": [")) << json;
+  EXPECT_TRUE(has(json, "\"limit\": ")) << json;
+  EXPECT_TRUE(has(json, "\"written\": 3")) << json;
+  if (gpu) {
+    EXPECT_TRUE(has(json, deviceLabel(0))) << json;
+  } else {
+    EXPECT_TRUE(has(json, "CPU (OpenCV")) << json;
+  }
+}
+
 // ---- the io items of `filter` -------------------------------------------------------------------
 
 TEST(CliFilterIo, AnUnsupportedOutputFormatFailsBeforeTheFilterRuns) {

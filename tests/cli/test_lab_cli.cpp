@@ -122,6 +122,28 @@ TEST(LabCli, WithoutAGpuRunsTheCpuAndSaysSo) {
   EXPECT_NE(o.err.find("needs a CUDA device"), std::string::npos) << describe(o);
 }
 
+TEST(LabCli, MatmulMultiSplitsAcrossTheChosenGpusOrSaysWhyNot) {
+  Outcome o = runCli({"lab", "matmul", "--sizes", "16", "--gpus", "all"});
+  EXPECT_EQ(o.exitCode, 2) << describe(o);
+  EXPECT_NE(o.err.find("--gpus applies to transfer"), std::string::npos) << describe(o);
+  if (!gpulab::cudaAvailable()) {
+    o = runCli({"lab", "matmul-multi", "--sizes", "64"});
+    EXPECT_EQ(o.exitCode, 1) << describe(o);
+    EXPECT_TRUE(isOneLine(o.err)) << describe(o);
+    EXPECT_NE(o.err.find("needs a CUDA device"), std::string::npos) << describe(o);
+    return;
+  }
+  o = runCli({"lab", "matmul-multi", "--gpus", "99", "--sizes", "64"});
+  EXPECT_EQ(o.exitCode, 2) << describe(o);
+  EXPECT_TRUE(isOneLine(o.err)) << describe(o);
+  o = runCli({"lab", "matmul-multi", "--gpus", "all", "--sizes", "96x80x70", "--reps", "2", "--warmup", "1"});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  EXPECT_NE(o.out.find("speedup over one GPU"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("check: allclose(split, one GPU, rtol=1e-4"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(": yes"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(gpulab::deviceLabel(0)), std::string::npos) << o.out;
+}
+
 TEST(LabCli, OnAGpuPrintsCrossoversAndWritesThem) {
   if (!gpulab::cudaAvailable()) GTEST_SKIP() << "no CUDA device";
   const fs::path json = tempPath(".json");

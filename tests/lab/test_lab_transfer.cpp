@@ -4,6 +4,7 @@
 // bus ceiling's sentence and the per-size summary of pageable/pinned against the bus.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -199,4 +200,80 @@ TEST(TransferGpu, SweepComparesEverySizeWithTheBusCeilingOfItsDirection) {
         EXPECT_GT(row.gbps[memory][direction], 0);
         EXPECT_GT(row.percentOfBus[memory][direction], 0);
       }
+}
+
+// ---- peer to peer ------------------------------------------------------------------------------
+
+TEST(TransferCpu, PeerRowsAreVariantsAndImplementationsOfTheTransferExperiment) {
+  const std::vector<std::string> variants = variantNames(Experiment::Transfer);
+  EXPECT_NE(std::find(variants.begin(), variants.end(), "p2p_ab"), variants.end());
+  EXPECT_NE(std::find(variants.begin(), variants.end(), "p2p_ba"), variants.end());
+  const std::vector<std::string> impls = implNames(Experiment::Transfer);
+  EXPECT_NE(std::find(impls.begin(), impls.end(), "peer_access"), impls.end());
+  EXPECT_NE(std::find(impls.begin(), impls.end(), "no_peer_access"), impls.end());
+  EXPECT_TRUE(isGpuImpl(Experiment::Transfer, "peer_access"));
+  EXPECT_EQ(toString(PeerAccess::Disabled), "no_peer_access");
+}
+
+TEST(TransferCpu, SummaryPutsMeasuredPeerCopiesNextToTheHostCopies) {
+  std::vector<Record> records = {
+      copyRecord("h2d", "pinned", 4096, 2, 50), copyRecord("p2p_ab", "no_peer_access", 4096, 3, 0),
+      copyRecord("p2p_ab", "peer_access", 4096, 30, 0), copyRecord("p2p_ba", "peer_access", 4096, 31, 0),
+      copyRecord("p2p_ba", "no_peer_access", 1 << 20, 9, 0)};
+  for (Record& r : records) r.reps = 5;
+  Record unmeasured = copyRecord("p2p_ab", "peer_access", 1 << 22, 0, 0);  // "needs two GPUs"
+  unmeasured.note = kNeedsTwoGpusNote;
+  records.push_back(unmeasured);
+  const std::vector<TransferSummaryRow> rows = summarizeTransfers(records);
+  ASSERT_EQ(rows.size(), 2u) << "the unmeasured row adds no size";
+  constexpr int off = 0, on = 1, ab = 0, ba = 1;
+  EXPECT_DOUBLE_EQ(rows[0].gbps[1][0], 2);
+  EXPECT_DOUBLE_EQ(rows[0].peerGbps[off][ab], 3);
+  EXPECT_DOUBLE_EQ(rows[0].peerGbps[on][ab], 30);
+  EXPECT_DOUBLE_EQ(rows[0].peerGbps[on][ba], 31);
+  EXPECT_DOUBLE_EQ(rows[0].peerGbps[off][ba], -1);
+  EXPECT_DOUBLE_EQ(rows[1].peerGbps[off][ba], 9);
+  EXPECT_DOUBLE_EQ(rows[1].gbps[1][0], -1);
+}
+
+TEST(TransferGpu, PeerRowsAreMeasuredOnTwoGpusAndSayNeedsTwoGpusOnOne) {
+  GPULAB_REQUIRE_GPU();
+  LabRequest request;
+  request.experiment = Experiment::Transfer;
+  request.points = parseSizeList("4K,1M");
+  request.variants = {"p2p_ab", "p2p_ba"};
+  request.reps = 3;
+  request.warmup = 1;
+  const std::vector<Record> records = runLab(request);
+  const int devices = static_cast<int>(queryDevices().devices.size());
+  if (devices < 2) {
+    ASSERT_EQ(records.size(), 4u) << "one row per direction and access, not per size";
+    for (const Record& r : records) {
+      EXPECT_EQ(r.note, kNeedsTwoGpusNote);
+      EXPECT_EQ(r.reps, 0);
+      EXPECT_NE(r.params.find("this machine has 1 GPU"), std::string::npos) << r.params;
+      EXPECT_FALSE(r.device.empty());
+    }
+    TransferLab lab;
+    EXPECT_THROW(lab.measurePeerCopy(0, 0, PeerAccess::Disabled, 4096, {}), std::invalid_argument);
+    EXPECT_THROW(lab.measurePeerCopy(0, 1, PeerAccess::Disabled, 4096, {}), std::invalid_argument);
+    EXPECT_FALSE(TransferLab::canAccessPeer(0, 0));
+    return;
+  }
+  ASSERT_EQ(records.size(), 8u);
+  const bool peer = TransferLab::canAccessPeer(0, 1) && TransferLab::canAccessPeer(1, 0);
+  for (const Record& r : records) {
+    SCOPED_TRACE(r.variant + " " + r.impl + " " + sizesText(r.sizes));
+    EXPECT_NE(r.device.find(r.variant == "p2p_ab" ? deviceLabel(0) + " -> " + deviceLabel(1)
+                                                  : deviceLabel(1) + " -> " + deviceLabel(0)),
+              std::string::npos)
+        << r.device;
+    if (r.impl == "peer_access" && !peer) {
+      EXPECT_EQ(r.note, "no peer access");
+      continue;
+    }
+    EXPECT_GT(r.gbps, 0.0);
+    EXPECT_EQ(r.reps, 3);
+    EXPECT_NE(r.params.find("cudaDeviceCanAccessPeer"), std::string::npos) << r.params;
+  }
 }

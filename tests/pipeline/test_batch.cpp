@@ -1,16 +1,22 @@
 // The batch pipeline (pipeline/batch.hpp) and the 16-bit handling it shares with the filter
 // command (filters/sample_depth.hpp): outputs byte for byte what the single-image path writes, on
 // the CPU and (when there is one) the GPU; failures reported with their reason while the batch goes
-// on; inputs never overwritten; shards disjoint, complete and stable; cancellation.
+// on; inputs never overwritten; shards disjoint, complete and stable; cancellation. Several
+// compute pipelines (GPUs, or CPU stand-ins where there is no GPU): the images split among them,
+// a pipeline that fails mid-run hands its image to another and nothing is lost, the limit named.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpulab/core/device_image.hpp"
+#include "gpulab/core/errors.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/filters/sample_depth.hpp"
 #include "gpulab/io/image_io.hpp"
@@ -389,6 +395,226 @@ TEST(Batch, CancelStopsStartingNewInputs) {
   EXPECT_TRUE(summary.cancelled);
   EXPECT_LT(summary.written, 30);
   EXPECT_GE(summary.written, 2);
+}
+
+// ---- several pipelines -------------------------------------------------------------------------
+
+std::vector<fs::path> writeSmallPhotos(const fs::path& dir, int count) {
+  fs::create_directories(dir);
+  std::vector<fs::path> files;
+  for (int i = 0; i < count; ++i) {
+    files.push_back(dir / ("p" + std::to_string(100 + i) + ".png"));
+    saveImage(photo(23 + i, 17 + (i % 5), 3, static_cast<unsigned>(40 + i)), files.back());
+  }
+  return files;
+}
+
+/// The outputs equal what the single-image CPU path writes for each input.
+void expectSameAsSingle(const ScratchDir& dir, const std::vector<fs::path>& files, int radius) {
+  const std::unique_ptr<Operation> op = box(radius);
+  fs::create_directories(dir / "single");
+  for (const fs::path& in : files) {
+    SCOPED_TRACE(in.filename().string());
+    filterOneOnCpu(*op, in, dir / "single" / in.filename());
+    EXPECT_EQ(readBytes(dir / "out" / in.filename()), readBytes(dir / "single" / in.filename()));
+  }
+}
+
+TEST(BatchPipelines, ImagesSplitAmongCpuPipelinesAndEveryOutputIsTheSingleImagePath) {
+  ScratchDir dir("gpulab-test-batch-split");
+  const std::vector<fs::path> files = writeSmallPhotos(dir / "in", 12);
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return box(2); };
+  options.useGpu = false;
+  options.cpuPipelines = 3;
+  options.jobs = 2;
+  // Pipeline 0 is slow, so the others must take images for the batch to finish.
+  options.beforeCompute = [](int p) {
+    if (p == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  };
+  const BatchSummary summary = runBatch(options);
+  ASSERT_TRUE(summary.failures.empty()) << summary.failures.front().reason;
+  EXPECT_EQ(summary.written, 12);
+  ASSERT_EQ(summary.pipelines.size(), 3u);
+  int images = 0;
+  for (const BatchPipeline& p : summary.pipelines) {
+    images += p.images;
+    EXPECT_FALSE(p.failed);
+    EXPECT_EQ(p.device, -1);
+    EXPECT_EQ(p.busy, -1.0) << "busy fractions are a GPU's";
+  }
+  EXPECT_EQ(images, 12) << "each image computed exactly once";
+  EXPECT_GT(summary.pipelines[1].images + summary.pipelines[2].images, 0);
+  EXPECT_EQ(summary.pipelines[1].label, "CPU pipeline 2");
+  EXPECT_EQ(summary.retried, 0);
+  EXPECT_TRUE(summary.notes.empty());
+  expectSameAsSingle(dir, files, 2);
+}
+
+TEST(BatchPipelines, APipelineThatFailsMidRunHandsItsImageToAnotherAndNothingIsLost) {
+  ScratchDir dir("gpulab-test-batch-fail");
+  const std::vector<fs::path> files = writeSmallPhotos(dir / "in", 10);
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return box(1); };
+  options.useGpu = false;
+  options.cpuPipelines = 2;
+  options.jobs = 2;
+  std::atomic<int> calls{0};
+  options.beforeCompute = [&](int p) {
+    if (p == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // pipeline 1 takes images
+    if (p == 1 && ++calls == 2) throw OutOfDeviceMemory("simulated: out of memory on device 1");
+  };
+  const BatchSummary summary = runBatch(options);
+  EXPECT_TRUE(summary.failures.empty()) << summary.failures.front().reason;
+  EXPECT_EQ(summary.written, 10) << "nothing lost";
+  ASSERT_EQ(summary.pipelines.size(), 2u);
+  EXPECT_FALSE(summary.pipelines[0].failed);
+  EXPECT_TRUE(summary.pipelines[1].failed);
+  EXPECT_EQ(summary.pipelines[1].images, 1) << "its first image was done before it failed";
+  EXPECT_EQ(summary.pipelines[1].failure, "simulated: out of memory on device 1");
+  EXPECT_EQ(summary.pipelines[0].images, 9);
+  EXPECT_EQ(summary.retried, 1);
+  ASSERT_EQ(summary.notes.size(), 1u);
+  const std::string& note = summary.notes.front();
+  EXPECT_NE(note.find("CPU pipeline 2 failed mid-run after 1 images"), std::string::npos) << note;
+  EXPECT_NE(note.find("went to another pipeline and the others went on"), std::string::npos) << note;
+  EXPECT_EQ(note.find('\n'), std::string::npos);
+  expectSameAsSingle(dir, files, 1);
+}
+
+TEST(BatchPipelines, WhenEveryPipelineFailsEachImageFailsWithOneSentenceAndTheRunEnds) {
+  ScratchDir dir("gpulab-test-batch-allfail");
+  const std::vector<fs::path> files = writeSmallPhotos(dir / "in", 7);
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return box(1); };
+  options.useGpu = false;
+  options.cpuPipelines = 2;
+  options.jobs = 2;
+  options.beforeCompute = [](int p) { throw std::runtime_error("simulated failure of pipeline " + std::to_string(p)); };
+  const BatchSummary summary = runBatch(options);  // must not hang
+  EXPECT_EQ(summary.written, 0);
+  ASSERT_EQ(summary.failures.size(), 7u) << "every input accounted for";
+  EXPECT_FALSE(summary.cancelled);
+  for (const BatchFailure& f : summary.failures) {
+    EXPECT_EQ(f.reason.find('\n'), std::string::npos);
+    EXPECT_TRUE(f.reason.find("every compute pipeline of the batch failed") != std::string::npos ||
+                f.reason.find("it failed on two GPUs") != std::string::npos)
+        << f.reason;
+  }
+  EXPECT_TRUE(summary.pipelines[0].failed || summary.pipelines[1].failed);
+  EXPECT_FALSE(summary.notes.empty());
+}
+
+TEST(BatchPipelines, TheSummaryNamesTheStageThatBoundTheRate) {
+  ScratchDir dir("gpulab-test-batch-limit");
+  const std::vector<fs::path> files = writeSmallPhotos(dir / "in", 6);
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.useGpu = false;
+  options.jobs = 2;
+  const BatchSummary codecs = runBatch(options);  // no operation: the codecs alone
+  EXPECT_TRUE(codecs.limit == BatchLimit::Decode || codecs.limit == BatchLimit::Encode) << limitName(codecs);
+  EXPECT_GT(codecs.codecShare, 0.0);
+  EXPECT_NE(codecs.limitSentence().find("the 2 decode/encode threads were busy"), std::string::npos)
+      << codecs.limitSentence();
+
+  // A slow compute stage (the hook sleeps) is the limit.
+  options.outDir = dir / "out2";
+  options.makeOperation = [] { return box(1); };
+  options.beforeCompute = [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(40)); };
+  const BatchSummary slow = runBatch(options);
+  EXPECT_EQ(slow.limit, BatchLimit::Compute) << slow.limitSentence();
+  EXPECT_EQ(limitName(slow), "CPU compute");
+  EXPECT_GT(slow.computeShare, slow.codecShare);
+  EXPECT_EQ(slow.limitSentence().rfind("CPU compute: the CPU baseline computed", 0), 0u) << slow.limitSentence();
+}
+
+TEST(BatchPipelines, ADeviceThatDoesNotExistIsOneSentence) {
+  ScratchDir dir("gpulab-test-batch-nodevice");
+  BatchOptions options;
+  options.inputs = writeSmallPhotos(dir / "in", 1);
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return box(1); };
+  options.useGpu = true;
+  options.devices = {0, 99};
+  try {
+    runBatch(options);
+    FAIL() << "ran on GPU 99";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (cudaAvailable())
+      EXPECT_NE(what.find("there is no GPU 99: this machine has GPU 0"), std::string::npos) << what;
+    else
+      EXPECT_NE(what.find("there is none"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(dir / "out")) << "refused before anything was made";
+}
+
+TEST(BatchPipelines, TwoPipelinesOnOneGpuWriteWhatTheSingleImageGpuPathWrites) {
+  GPULAB_REQUIRE_GPU();
+  ScratchDir dir("gpulab-test-batch-gpus");
+  const std::vector<fs::path> files = writeMixedInputs(dir / "in");
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return box(3); };
+  options.devices = {0, 0};  // the several-GPU path on one GPU
+  options.streams = 2;
+  const BatchSummary summary = runBatch(options);
+  ASSERT_TRUE(summary.failures.empty()) << summary.failures.front().reason;
+  ASSERT_EQ(summary.pipelines.size(), 2u);
+  EXPECT_EQ(summary.pipelines[0].images + summary.pipelines[1].images, summary.written);
+  for (const BatchPipeline& p : summary.pipelines) {
+    EXPECT_EQ(p.device, 0);
+    EXPECT_EQ(p.label, deviceLabel(0));
+    EXPECT_GE(p.busy, 0.0);
+    EXPECT_LE(p.busy, 1.0);
+  }
+  EXPECT_EQ(summary.devices, deviceLabel(0)) << "each device named once";
+  EXPECT_GT(summary.gpuBusy, 0.0);
+  GpuContext gpu;
+  const std::unique_ptr<Operation> op = box(3);
+  fs::create_directories(dir / "single");
+  for (const fs::path& in : files) {
+    SCOPED_TRACE(in.filename().string());
+    const FilterInput input = prepareFilterInput(*op, loadImage(in));
+    DeviceImage d = gpu.upload(input.image), result;
+    op->runGpu(gpu, d, result);
+    saveImage(finishFilterResult(gpu.download(result), input), dir / "single" / in.filename(), SaveOptions{});
+    EXPECT_EQ(readBytes(dir / "out" / in.filename()), readBytes(dir / "single" / in.filename()));
+  }
+}
+
+TEST(BatchPipelines, AGpuThatFailsMidRunLosesNothing) {
+  GPULAB_REQUIRE_GPU();
+  ScratchDir dir("gpulab-test-batch-gpufail");
+  const std::vector<fs::path> files = writeSmallPhotos(dir / "in", 9);
+  BatchOptions options;
+  options.inputs = files;
+  options.outDir = dir / "out";
+  options.makeOperation = [] { return box(2); };
+  options.devices = {0, 0};
+  options.streams = 1;
+  options.beforeCompute = [](int p) {
+    if (p == 1) throw OutOfDeviceMemory("simulated: GPU of pipeline 2 out of memory");
+  };
+  const BatchSummary summary = runBatch(options);
+  EXPECT_TRUE(summary.failures.empty()) << summary.failures.front().reason;
+  EXPECT_EQ(summary.written, 9);
+  EXPECT_FALSE(summary.pipelines[0].failed);
+  EXPECT_EQ(summary.pipelines[0].images, 9);
+  EXPECT_TRUE(summary.pipelines[1].failed);
+  ASSERT_EQ(summary.notes.size(), 1u);
+  EXPECT_NE(summary.notes[0].find("failed mid-run after 0 images (simulated: GPU of pipeline 2 out of memory)"),
+            std::string::npos)
+      << summary.notes[0];
 }
 
 }  // namespace

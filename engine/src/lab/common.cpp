@@ -57,7 +57,7 @@ std::vector<std::string> implNames(Experiment experiment) {
     case Experiment::Transpose:
       return enumNameList<TransposeImpl>();
     case Experiment::Transfer:
-      return namesOf<HostMemory, CopyPattern>();
+      return namesOf<HostMemory, CopyPattern, PeerAccess>();
     case Experiment::Elementwise:
     case Experiment::Reduce:
       return enumNameList<Target>();
@@ -79,6 +79,8 @@ std::vector<std::string> variantNames(Experiment experiment) {
     case Experiment::Transfer: {
       std::vector<std::string> names = enumNameList<Direction>();
       names.emplace_back("pattern");
+      names.emplace_back("p2p_ab");
+      names.emplace_back("p2p_ba");
       return names;
     }
     case Experiment::Matmul:

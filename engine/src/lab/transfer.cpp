@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -35,15 +37,20 @@ std::string BusCeiling::how() const {
 std::vector<TransferSummaryRow> summarizeTransfers(const std::vector<Record>& records) {
   std::vector<TransferSummaryRow> rows;
   for (const Record& r : records) {
-    if (r.experiment != "transfer" || (r.variant != "h2d" && r.variant != "d2h") ||
-        (r.impl != "pageable" && r.impl != "pinned") || r.sizes.size() != 1)
-      continue;
+    const bool host = (r.variant == "h2d" || r.variant == "d2h") && (r.impl == "pageable" || r.impl == "pinned");
+    const bool peer = (r.variant == "p2p_ab" || r.variant == "p2p_ba") && r.reps > 0 &&
+                      (r.impl == "peer_access" || r.impl == "no_peer_access");
+    if (r.experiment != "transfer" || (!host && !peer) || r.sizes.size() != 1) continue;
     const std::size_t bytes = static_cast<std::size_t>(r.sizes[0]);
     auto row = std::find_if(rows.begin(), rows.end(), [&](const TransferSummaryRow& x) { return x.bytes == bytes; });
     if (row == rows.end()) {
       rows.push_back({});
       row = rows.end() - 1;
       row->bytes = bytes;
+    }
+    if (peer) {
+      row->peerGbps[r.impl == "peer_access" ? 1 : 0][r.variant == "p2p_ba" ? 1 : 0] = r.gbps;
+      continue;
     }
     const int memory = r.impl == "pinned" ? 1 : 0;
     const int direction = r.variant == "d2h" ? 1 : 0;
@@ -67,6 +74,51 @@ struct TransferLab::State {
   detail::HostArray pinnedY, pinnedOut;
   std::size_t touchedPageable = 0;
   std::size_t touchedPinned = 0;
+  // Peer-to-peer: a buffer and a stream on each GPU involved, made with that device current.
+  struct PeerSide {
+    DeviceBuffer buffer;
+    Stream stream;
+  };
+  std::map<int, std::unique_ptr<PeerSide>> peers;
+  std::map<std::pair<int, int>, bool> enabledByUs;  // (from, to) peer access this lab turned on
+
+  ~State() {
+    // Leave the devices as found: peer access off again, each side freed with its device current.
+    for (const auto& [pair, on] : enabledByUs)
+      if (on && cudaSetDevice(pair.first) == cudaSuccess) cudaDeviceDisablePeerAccess(pair.second);
+    for (auto& [device, side] : peers)
+      if (cudaSetDevice(device) == cudaSuccess) side.reset();
+    activateSelectedDevice();
+  }
+
+  PeerSide& peer(int device, std::size_t bytes) {
+    GPULAB_CUDA_CHECK(cudaSetDevice(device));
+    std::unique_ptr<PeerSide>& side = peers[device];
+    if (!side) side = std::make_unique<PeerSide>();
+    side->buffer.reserve(bytes);
+    return *side;
+  }
+
+  /// Peer access from `from` to `to` on or off (cudaDeviceEnablePeerAccess acts on the current device).
+  void setPeerAccess(int from, int to, bool on) {
+    bool& mine = enabledByUs[{from, to}];
+    GPULAB_CUDA_CHECK(cudaSetDevice(from));
+    if (on) {
+      const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();  // on already: fine
+      else
+        GPULAB_CUDA_CHECK(status);
+      mine = true;
+    } else {
+      const cudaError_t status = cudaDeviceDisablePeerAccess(to);
+      if (status == cudaErrorPeerAccessNotEnabled)
+        cudaGetLastError();  // off already: fine
+      else
+        GPULAB_CUDA_CHECK(status);
+      mine = false;
+    }
+  }
 
   template <class T>
   void enqueuePattern(CopyPattern pattern, const T* x, const T* y, T* out, std::size_t n, int iterations) {
@@ -196,6 +248,70 @@ BusCeiling TransferLab::measureBusCeiling(Direction direction, std::size_t bytes
   return ceiling;
 }
 
+bool TransferLab::canAccessPeer(int from, int to) {
+  const int count = static_cast<int>(queryDevices().devices.size());
+  if (from == to || from < 0 || to < 0 || from >= count || to >= count) return false;
+  int can = 0;
+  GPULAB_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+  return can != 0;
+}
+
+Record TransferLab::measurePeerCopy(int src, int dst, PeerAccess access, std::size_t bytes,
+                                    const MeasureOptions& options) {
+  validateBytes(bytes);
+  const DeviceReport report = queryDevices();
+  const int count = static_cast<int>(report.devices.size());
+  for (int d : {src, dst})
+    if (d < 0 || d >= count)
+      throw std::invalid_argument("there is no GPU " + std::to_string(d) + ": this machine has " +
+                                  deviceListText(report));
+  if (src == dst)
+    throw std::invalid_argument("a peer-to-peer copy needs two different GPUs, got GPU " + std::to_string(src) +
+                                " twice");
+  const bool forward = canAccessPeer(src, dst), backward = canAccessPeer(dst, src);
+  if (access == PeerAccess::Enabled && !(forward && backward))
+    throw std::runtime_error("peer access between GPU " + std::to_string(src) + " and GPU " + std::to_string(dst) +
+                             " is not possible: cudaDeviceCanAccessPeer says no");
+  State& s = *state_;
+  State::PeerSide& to = s.peer(dst, bytes);
+  State::PeerSide& from = s.peer(src, bytes);  // leaves src current: the stream and events are its
+  if (forward && backward) {
+    s.setPeerAccess(src, dst, access == PeerAccess::Enabled);
+    s.setPeerAccess(dst, src, access == PeerAccess::Enabled);
+  }
+  GPULAB_CUDA_CHECK(cudaSetDevice(src));
+  const cudaStream_t stream = from.stream;
+  void* dstPtr = to.buffer.data();
+  const void* srcPtr = from.buffer.data();
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(from.buffer.data(), 1, bytes, stream));
+  Stats stats;
+  try {
+    stats = timeStream(stream, [&] { GPULAB_CUDA_CHECK(cudaMemcpyPeerAsync(dstPtr, dst, srcPtr, src, bytes, stream)); },
+                       {options.warmup, options.reps});
+  } catch (...) {
+    activateSelectedDevice();
+    throw;
+  }
+  activateSelectedDevice();
+  Record r;
+  r.experiment = "transfer";
+  r.variant = "p2p_" + std::string(src < dst ? "ab" : "ba");
+  r.impl = toString(access);
+  r.dtype = "u8";
+  r.sizes = {static_cast<std::int64_t>(bytes)};
+  r.size = static_cast<double>(bytes);
+  r.gpu = true;
+  r.device = deviceLabel(src) + " -> " + deviceLabel(dst);
+  r.params = "GPU " + std::to_string(src) + " -> GPU " + std::to_string(dst) +
+             ", cudaMemcpyPeerAsync; cudaDeviceCanAccessPeer " + (forward ? "yes" : "no") + " / " +
+             (backward ? "yes" : "no") + " (" + std::to_string(src) + "->" + std::to_string(dst) + " / " +
+             std::to_string(dst) + "->" + std::to_string(src) + "); peer access " +
+             (access == PeerAccess::Enabled ? "enabled both ways" : "disabled");
+  detail::setTimes(r, stats);
+  r.gbps = static_cast<double>(bytes) / (r.medianMs * 1e6);
+  return r;
+}
+
 Record TransferLab::measurePattern(CopyPattern pattern, DType dtype, std::size_t n, int iterations,
                                    const MeasureOptions& options) {
   validatePattern(n, iterations);
@@ -272,9 +388,21 @@ void runTransfer(const LabRequest& request, Sweep& sweep) {
   if (chosen("copy_every_iteration")) patterns.push_back(CopyPattern::CopyEveryIteration);
   if (chosen("upload_once")) patterns.push_back(CopyPattern::UploadOnce);
 
+  std::vector<PeerAccess> peerAccesses;
+  if (chosen("no_peer_access")) peerAccesses.push_back(PeerAccess::Disabled);
+  if (chosen("peer_access")) peerAccesses.push_back(PeerAccess::Enabled);
+  const int deviceCount = static_cast<int>(queryDevices().devices.size());
+  const int peerA = request.gpus.size() >= 2 ? request.gpus[0] : 0;
+  const int peerB = request.gpus.size() >= 2 ? request.gpus[1] : 1;
+  const bool twoGpus = deviceCount >= 2 && peerA != peerB && std::max(peerA, peerB) < deviceCount;
+  auto isPeer = [](const std::string& v) { return v == "p2p_ab" || v == "p2p_ba"; };
+
   int steps = 0;
   for (const std::string& v : variants)
-    steps += static_cast<int>((v == "pattern" ? patterns.size() : memories.size()) * sizes.size());
+    steps += static_cast<int>((v == "pattern" ? patterns.size()
+                               : isPeer(v)    ? peerAccesses.size()
+                                              : memories.size()) *
+                              (isPeer(v) && !twoGpus ? 1 : sizes.size()));
   sweep.setTotalSteps(steps);
 
   TransferLab lab;
@@ -283,12 +411,59 @@ void runTransfer(const LabRequest& request, Sweep& sweep) {
   std::vector<BusCeiling> ceilings;
   if (!memories.empty())
     for (const std::string& variant : variants)
-      if (variant != "pattern") {
+      if (variant != "pattern" && !isPeer(variant)) {
         const Direction direction = variant == "h2d" ? Direction::HostToDevice : Direction::DeviceToHost;
         ceilings.push_back(lab.measureBusCeiling(direction));
         sweep.checkCancel();
       }
   for (const std::string& variant : variants) {
+    if (isPeer(variant)) {
+      const bool ab = variant == "p2p_ab";
+      const int src = ab ? peerA : peerB, dst = ab ? peerB : peerA;
+      for (PeerAccess access : peerAccesses) {
+        if (!twoGpus) {
+          // Still a row, so the table says what this machine cannot show.
+          Record r;
+          r.experiment = "transfer";
+          r.variant = variant;
+          r.impl = toString(access);
+          r.dtype = "u8";
+          r.sizes = {static_cast<std::int64_t>(sizes.back())};
+          r.size = static_cast<double>(sizes.back());
+          r.gpu = true;
+          r.device = deviceCount >= 1 ? deviceLabel(0) : "no GPU";
+          r.note = kNeedsTwoGpusNote;
+          r.params = "cudaMemcpyPeerAsync between two GPUs: this machine has " + std::to_string(deviceCount) +
+                     (deviceCount == 1 ? " GPU" : " GPUs") +
+                     (deviceCount >= 2 ? " and --gpus named only one" : std::string());
+          sweep.emit(r);
+          sweep.stepDone();
+          continue;
+        }
+        const bool possible = TransferLab::canAccessPeer(src, dst) && TransferLab::canAccessPeer(dst, src);
+        for (std::size_t bytes : sizes) {
+          if (access == PeerAccess::Enabled && !possible) {
+            Record r;
+            r.experiment = "transfer";
+            r.variant = variant;
+            r.impl = toString(access);
+            r.dtype = "u8";
+            r.sizes = {static_cast<std::int64_t>(bytes)};
+            r.size = static_cast<double>(bytes);
+            r.gpu = true;
+            r.device = deviceLabel(src) + " -> " + deviceLabel(dst);
+            r.note = "no peer access";
+            r.params = "cudaDeviceCanAccessPeer says GPU " + std::to_string(src) + " and GPU " + std::to_string(dst) +
+                       " cannot map each other's memory";
+            sweep.emit(r);
+          } else {
+            sweep.emit(lab.measurePeerCopy(src, dst, access, bytes, options));
+          }
+          sweep.stepDone();
+        }
+      }
+      continue;
+    }
     if (variant == "pattern") {
       for (std::size_t bytes : sizes) {
         const std::size_t n = std::max<std::size_t>(1, bytes / dtypeSize(request.dtype));

@@ -155,7 +155,8 @@ struct LabRequest {
   bool check = false;                 ///< matmul: relative error of each result against a float64 product
   int reps = 10;
   int warmup = 2;
-  int iterations = 20;  ///< transfer: compute steps of the "copy every iteration" / "upload once" patterns
+  int iterations = 20;    ///< transfer: compute steps of the "copy every iteration" / "upload once" patterns
+  std::vector<int> gpus;  ///< transfer: the first two are the peer-to-peer rows' GPUs A and B (default 0, 1)
 };
 
 /// Every implementation of an experiment, CPU ones first ("cpu_blas", "gpu_naive", ...).

@@ -4,6 +4,13 @@
 //               directly); the ceiling is the bus bandwidth of that direction, measured at the
 //               start of the run as the fastest of kBusCeilingCopies pinned copies of
 //               kBusCeilingBytes (BusCeiling)
+//   p2p_ab /    cudaMemcpyPeerAsync of n bytes from GPU A to GPU B / from B to A (A and B: the first
+//   p2p_ba      two GPUs of LabRequest::gpus, by default GPU 0 and GPU 1), with peer access disabled
+//               (no_peer_access: the driver picks the path, staged through the host where the GPUs
+//               cannot reach each other) and enabled (peer_access: cudaDeviceEnablePeerAccess both
+//               ways, where cudaDeviceCanAccessPeer allows it); timed with events on a stream of the
+//               source GPU. On a machine with one GPU these rows are still there, unmeasured, with
+//               the note "needs two GPUs"
 //   pattern     x*x+2*y repeated `iterations` times on n elements, "copy every iteration" (upload
 //               x and y, compute, download, each time) against "upload once, compute many,
 //               download once"; both from pinned memory, the whole sequence timed
@@ -23,10 +30,15 @@ namespace gpulab::lab {
 enum class HostMemory { Pageable, Pinned };
 enum class Direction { HostToDevice, DeviceToHost };
 enum class CopyPattern { CopyEveryIteration, UploadOnce };
+enum class PeerAccess { Disabled, Enabled };
 
 constexpr EnumText enumText(HostMemory) { return {"host memory", "pageable|pinned"}; }
 constexpr EnumText enumText(Direction) { return {"direction", "h2d|d2h"}; }
 constexpr EnumText enumText(CopyPattern) { return {"copy pattern", "copy_every_iteration|upload_once"}; }
+constexpr EnumText enumText(PeerAccess) { return {"peer access", "no_peer_access|peer_access"}; }
+
+/// Record::note of a peer-to-peer row that a machine with fewer than two GPUs cannot measure.
+inline constexpr const char* kNeedsTwoGpusNote = "needs two GPUs";
 
 constexpr std::size_t kMaxTransferBytes = std::size_t{1} << 36;
 constexpr std::size_t kBusCeilingBytes = std::size_t{256} << 20;
@@ -49,10 +61,12 @@ struct TransferSummaryRow {
   std::size_t bytes = 0;
   double gbps[2][2] = {{-1, -1}, {-1, -1}};
   double percentOfBus[2][2] = {{-1, -1}, {-1, -1}};
+  /// Peer-to-peer GB/s indexed [PeerAccess][0: GPU A to B, 1: B to A]; -1 where not measured.
+  double peerGbps[2][2] = {{-1, -1}, {-1, -1}};
 };
 
-/// The h2d/d2h copy records of a run as one row per size, sizes ascending (pattern records and
-/// other experiments are ignored).
+/// The h2d/d2h and measured peer-to-peer copy records of a run as one row per size, sizes
+/// ascending (pattern records and other experiments are ignored).
 std::vector<TransferSummaryRow> summarizeTransfers(const std::vector<Record>& records);
 
 /// Needs a CUDA device: the constructor throws std::runtime_error without one.
@@ -74,6 +88,14 @@ class TransferLab : public LabBase {
   /// out of 1..kMaxTransferBytes or copies < 1.
   BusCeiling measureBusCeiling(Direction direction, std::size_t bytes = kBusCeilingBytes,
                                int copies = kBusCeilingCopies);
+  /// Whether GPU `from` can map the memory of GPU `to` (cudaDeviceCanAccessPeer); false for the
+  /// same device or a device that does not exist.
+  static bool canAccessPeer(int from, int to);
+  /// Times one cudaMemcpyPeerAsync of `bytes` from GPU `src` to GPU `dst` with peer access
+  /// disabled or enabled (both ways; left as found afterwards); GB/s = bytes / median. Throws
+  /// std::invalid_argument for src == dst or a device that does not exist, std::runtime_error for
+  /// Enabled where cudaDeviceCanAccessPeer says no.
+  Record measurePeerCopy(int src, int dst, PeerAccess access, std::size_t bytes, const MeasureOptions& options);
   /// Times a whole pattern on n elements; the record's median is the time of all iterations.
   Record measurePattern(CopyPattern pattern, DType dtype, std::size_t n, int iterations, const MeasureOptions& options);
 

@@ -1,6 +1,11 @@
 // A folder of photos through one operation: a pipeline of decode threads -> upload (each GPU
 // stream's pinned staging buffer, reused) -> the operation on several streams -> download ->
-// encode threads, with bounded queues so memory stays flat however many files there are. The CPU
+// encode threads, with bounded queues so memory stays flat however many files there are. With
+// several GPUs (options.devices) each GPU runs its own compute pipeline (its streams, one thread
+// each), all fed by the same decode threads and drained by the same encode threads: a GPU takes the
+// next decoded image whenever one of its streams is free, so a faster or less busy GPU takes more.
+// A GPU that fails mid-run (a CUDA error, out of memory) stops taking images; the image it held is
+// retried on another GPU and the summary says so in one sentence. The CPU
 // runs the same pipeline with the operation's OpenCV baseline in place of the GPU stage; with no
 // operation it measures the codecs alone (the limit the GPU stage should come close to).
 //
@@ -68,13 +73,25 @@ struct BatchOptions {
   /// the codecs alone.
   std::function<std::unique_ptr<Operation>()> makeOperation;
   bool useGpu = true;
+  /// The GPUs that compute, one pipeline each (the CLI's --gpus, the GUI's device checkboxes);
+  /// empty: the selected device alone (selectDevice). An index may repeat: two pipelines on one GPU
+  /// (the tests use that to run the several-GPU path on a machine with one). Throws
+  /// std::invalid_argument naming the index when one does not exist.
+  std::vector<int> devices;
+  /// CPU compute threads when !useGpu (each runs the OpenCV baseline, itself on all cores); 0: 1.
+  /// More than one stands in for several GPUs where there is none (the tests of the splitting).
+  int cpuPipelines = 0;
   int jobs = 0;     ///< threads that decode and encode; 0: every core
-  int streams = 0;  ///< GPU streams, one thread each; 0: 4
+  int streams = 0;  ///< GPU streams per GPU, one thread each; 0: 4
   SaveOptions save;
   /// Called after each input, from a pipeline thread, one call at a time.
   std::function<void(const BatchProgress&)> onProgress;
   /// When set, no new input starts; the files already written stay.
   const std::atomic<bool>* cancel = nullptr;
+  /// Test hook: called in a compute thread of pipeline `pipeline` (an index into the pipelines, i.e.
+  /// into `devices`) before each image. An exception from it counts as that pipeline's device failing
+  /// mid-run, as a CUDA error or out-of-memory does.
+  std::function<void(int pipeline)> beforeCompute;
 };
 
 struct BatchFailure {
@@ -93,6 +110,23 @@ struct BatchStageTimes {
   double encodeMs = 0;
 };
 
+/// One compute pipeline of a run: a GPU with its streams, or a CPU compute thread.
+struct BatchPipeline {
+  int device = -1;      ///< the CUDA device; -1 on the CPU
+  std::string label;    ///< "GPU 1 (NVIDIA H100 80GB HBM3)", "CPU pipeline 2"
+  int images = 0;       ///< images it computed (handed to the encoders)
+  double uploadMs = 0;  ///< summed like BatchStageTimes
+  double computeMs = 0;
+  double downloadMs = 0;
+  double busy = -1;     ///< fraction of the wall time some stream of it copied or computed; -1 on the CPU
+  bool failed = false;  ///< it stopped mid-run
+  std::string failure;  ///< why, one sentence
+  double imagesPerSecond(double wallS) const { return wallS > 0 ? images / wallS : 0; }
+};
+
+/// The stage that bounded the run's rate, from the stages' busy times.
+enum class BatchLimit { Decode, Encode, Compute, None };
+
 struct BatchSummary {
   int total = 0;
   int written = 0;
@@ -104,11 +138,24 @@ struct BatchSummary {
   std::uint64_t pixelBytes = 0;    ///< decoded samples of the written images
   BatchStageTimes stages;
   bool onGpu = false;
-  bool filtered = false;  ///< false: the codecs alone
-  int workers = 0;        ///< decode/encode threads
-  int streams = 0;        ///< GPU streams (0 on the CPU)
-  double gpuBusy = -1;    ///< fraction of the wall time some stream copied or computed; -1 on the CPU
-  std::string device;     ///< "NVIDIA H100 80GB HBM3", "CPU (OpenCV, 16 threads)"
+  bool filtered = false;                 ///< false: the codecs alone
+  int workers = 0;                       ///< decode/encode threads
+  int streams = 0;                       ///< GPU streams per GPU (0 on the CPU)
+  double gpuBusy = -1;                   ///< mean over the GPUs of the fraction of the wall time some stream copied or
+                                         ///< computed; -1 on the CPU
+  std::string device;                    ///< "NVIDIA H100 80GB HBM3", "CPU (OpenCV, 16 threads)"
+  std::string devices;                   ///< "GPU 0 (NVIDIA H100 80GB HBM3), GPU 1 (...)": every device it ran on
+  std::vector<BatchPipeline> pipelines;  ///< one per GPU (or CPU compute thread), in options order
+  int retried = 0;                       ///< images moved to another GPU after theirs failed
+  std::vector<std::string> notes;        ///< one sentence per GPU that failed, and what happened
+  /// Which stage bounded the rate: decode or encode when the decode/encode threads were busy at
+  /// least as large a share of their time as the compute pipelines were; compute (the GPUs, or the
+  /// CPU baseline) otherwise; None for the codecs alone when nothing was measured.
+  BatchLimit limit = BatchLimit::None;
+  double codecShare = 0;    ///< (decode + encode time) / (threads x wall time)
+  double computeShare = 0;  ///< gpuBusy on the GPU; compute time / (pipelines x wall) on the CPU
+  /// "decode: the 16 decode/encode threads were busy 97% of the time (decode 80%, encode 17%); the GPUs 41%".
+  std::string limitSentence() const;
 
   double imagesPerSecond() const { return wallS > 0 ? written / wallS : 0; }
   /// Input file megabytes (10^6 bytes) per second.
@@ -116,8 +163,11 @@ struct BatchSummary {
 };
 
 /// Runs the batch (blocking). Throws std::invalid_argument for options that cannot work (no
-/// inputs, no output folder, useGpu without a device) and ImageIoError when the output folder
-/// cannot be made or written to; everything about one file goes to summary.failures.
+/// inputs, no output folder, useGpu without a device, a device index that does not exist) and ImageIoError when the
+/// output folder cannot be made or written to; everything about one file goes to summary.failures.
 BatchSummary runBatch(const BatchOptions& options);
+
+/// "decode", "encode", "GPU" / "CPU compute", "none".
+std::string limitName(const BatchSummary& summary);
 
 }  // namespace gpulab
