@@ -114,6 +114,14 @@ TEST(HostileFiles, TgaNeedsAHeaderThatHoldsTogether) {
   }
   writeBytes(dir / "short.tga", tgaHeader(0, 2, 0, 0, 2, 2, 24).substr(0, 12));
   EXPECT_TRUE(loadFails(dir / "short.tga", {"is truncated", "TGA header"}));
+  // Colour-mapped: a 2-entry palette of 24-bit colours, 8-bit indexes; an index beyond it is corrupt.
+  const std::string palette = tgaHeader(1, 1, 2, 24, 2, 1, 8) + std::string("\x00\x00\xff\xff\x00\x00", 6);
+  writeBytes(dir / "mapped.tga", palette + std::string("\x01\x00", 2));
+  const Image mapped = loadImage(dir / "mapped.tga");
+  EXPECT_EQ(mapped.at<std::uint8_t>(0, 0, 2), 0xFF);  // entry 1 is BGR (255, 0, 0): blue
+  EXPECT_EQ(mapped.at<std::uint8_t>(1, 0, 0), 0xFF);  // entry 0 is BGR (0, 0, 255): red
+  writeBytes(dir / "index.tga", palette + std::string("\x01\x02", 2));
+  EXPECT_TRUE(loadFails(dir / "index.tga", {"is corrupt", "beyond its 2-entry TGA palette"}));
   // Without the name, a TGA is not recognised: TGA has no signature to go by.
   writeBytes(dir / "good.bin", tgaHeader(0, 2, 0, 0, 2, 2, 24) + pixels);
   EXPECT_TRUE(loadFails(dir / "good.bin", {"is not an image gpulab reads (PNG, JPEG, TIFF, BMP, TGA, PNM or .npy)"}));
@@ -142,9 +150,10 @@ TEST(HostileFiles, BmpWithAnUndefinedCompressionIsRefusedFast) {
   writeBytes(dir / "bomb.bmp", bomb);
   EXPECT_TRUE(loadFails(dir / "bomb.bmp", {"is a BMP gpulab does not read", "compression 2147483648"}));
   for (std::uint32_t compression : {1u, 2u, 4u, 5u, 6u, 11u, 0xFFFFFFFFu}) {
-    const fs::path path = dir / ("c" + std::to_string(compression) + ".bmp");
+    const std::string number = std::to_string(compression);
+    const fs::path path = dir / (number + ".bmp");
     writeBytes(path, bmp(2, 2, 8, compression, std::string(1024 + 8, '\0')));
-    EXPECT_TRUE(loadFails(path, {"is a BMP gpulab does not read", "compression " + std::to_string(compression)}));
+    EXPECT_TRUE(loadFails(path, {"is a BMP gpulab does not read", std::string("compression ").append(number)}));
   }
   // Bit fields need 16 or 32 bits a pixel.
   writeBytes(dir / "fields24.bmp", bmp(2, 2, 24, 3, std::string(16, '\0')));

@@ -196,14 +196,26 @@ Inspection inspectTga(Bytes b) {
   std::uint64_t pos = 18 + idLength;
   if (colorMapped) pos += paletteStart + std::uint64_t{paletteLength} * ((paletteBits + 7) / 8);
   const std::uint64_t pixels = static_cast<std::uint64_t>(found.width) * static_cast<std::uint64_t>(found.height);
+  // Colour-mapped pixels index the palette; stb_image would show an index beyond it as entry 0.
+  bool indexBeyondPalette = false;
+  const auto checkIndexes = [&](std::uint64_t from, std::uint64_t count) {
+    if (!colorMapped || from + count * pixelBytes > b.size()) return;  // short: reported as truncated
+    for (std::uint64_t i = 0; i < count && !indexBeyondPalette; ++i) {
+      const std::uint8_t* p = &b[from + i * pixelBytes];
+      indexBeyondPalette = (pixelBytes == 1 ? p[0] : readLe16(p)) >= paletteLength;
+    }
+  };
   if (imageType < 8) {
+    checkIndexes(pos, pixels);
     pos += pixels * pixelBytes;
   } else {
     std::uint64_t done = 0;
     while (done < pixels && pos < b.size()) {
       const std::uint8_t packet = b[pos++];
       const std::uint64_t count = (packet & 0x7Fu) + 1u;
-      pos += (packet & 0x80u) ? pixelBytes : count * pixelBytes;
+      const std::uint64_t stored = (packet & 0x80u) ? 1 : count;  // a run stores one pixel
+      checkIndexes(pos, stored);
+      pos += stored * pixelBytes;
       done += count;
     }
     if (done < pixels) pos = b.size() + 1;
@@ -211,6 +223,9 @@ Inspection inspectTga(Bytes b) {
   if (pos > b.size())
     found.problem = "is truncated (its TGA header promises more pixel data than the " + std::to_string(b.size()) +
                     " bytes of the file hold)";
+  else if (indexBeyondPalette)
+    found.problem =
+        "is corrupt (a pixel's colour index is beyond its " + std::to_string(paletteLength) + "-entry TGA palette)";
   return found;
 }
 
