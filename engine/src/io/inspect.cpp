@@ -1,8 +1,10 @@
 // Format detection by content and the structural walk before a decoder sees the bytes: the header
-// is checked against the size limits and the file is walked first, so a truncated or damaged file
-// gets a sentence that says where: PNG chunks with their CRCs up to IEND, JPEG markers up to EOI,
-// and for BMP, TGA and PNM (read through stb_image, which is not hardened against hostile files
-// and fills missing bytes with zeros) the bytes the header promises. TIFF is left to libtiff.
+// is checked against the size limits and the file is walked first, so a truncated, damaged or
+// hostile file gets a sentence that says where, before anything large is allocated: PNG chunks with
+// their CRCs up to IEND and the rows against deflate's largest expansion; JPEG markers up to EOI and
+// the pixels against the entropy-coded bytes; for BMP and TGA (read through stb_image, which is not
+// hardened against hostile files and fills missing bytes with zeros) the layouts stb decodes
+// correctly and the bytes the header promises; PNM exactly. TIFF is checked in codec_tiff.cpp.
 
 #include <cstdint>
 #include <string>

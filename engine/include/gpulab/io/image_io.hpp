@@ -51,8 +51,9 @@ std::int64_t parseImageLimit(const std::string& text, std::int64_t maximum, cons
 /// Loads an image with 1, 3 or 4 channels (gray + alpha becomes RGBA): 8-bit PNG/JPEG/TIFF/BMP/TGA/
 /// PNM as u8, 16-bit PNG and TIFF as u16, float TIFF as f32, .npy as stored (float64 stays f64).
 /// A JPEG is turned as its EXIF orientation says; gray JPEGs load as gray. PGM/PPM samples are
-/// scaled from 0..maxval to 0..255. The format comes from the content (TGA, which has no
-/// signature, from the extension). A .npy may have bytes after the array, as numpy.load allows.
+/// scaled from 0..maxval to 0..255. The format comes from the content, never from the name alone:
+/// TGA, which has no signature, needs a .tga name and a header that holds together. A .npy may have
+/// bytes after the array, as numpy.load allows; a PGM/PPM only white space or a next image.
 /// Thread-safe.
 Image loadImage(const std::filesystem::path& path);
 /// The same, decoding into `reuse`'s memory when it is large enough (Image::reshape): a loop over
