@@ -36,6 +36,7 @@ pkg_check_modules(MPFR REQUIRED IMPORTED_TARGET mpfr gmp)
 # Image codecs (engine/src/io/codec_*.cpp): libjpeg-turbo's TurboJPEG API (libturbojpeg0-dev),
 # libspng (libspng-dev), libtiff (libtiff-dev); zlib for PNG's CRC-32.
 pkg_check_modules(TurboJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
+pkg_check_modules(JPEG REQUIRED IMPORTED_TARGET libjpeg)  # its libjpeg API decodes (warnings as errors)
 pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
 pkg_check_modules(TIFF REQUIRED IMPORTED_TARGET libtiff-4)
 pkg_check_modules(ZLIB REQUIRED IMPORTED_TARGET zlib)

@@ -9,7 +9,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev
   libstb-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   libopenblas-dev libmpfr-dev
-  libturbojpeg0-dev libspng-dev libtiff-dev zlib1g-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libtiff-dev zlib1g-dev
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes
   xvfb xauth fonts-dejavu-core
   libqt6svg6 desktop-file-utils appstream

@@ -1,13 +1,17 @@
 // Options every subcommand takes, before or after its name: --gpu N (the device the engine computes
-// on) and --cpu-threads 1|all|N (the CPU baselines' threads). Applied once parsing is complete,
-// before any subcommand runs.
+// on), --cpu-threads 1|all|N (the CPU baselines' threads) and --max-image-side / --max-image-pixels
+// (the largest image a file may hold; over GPULAB_MAX_IMAGE_SIDE / GPULAB_MAX_IMAGE_PIXELS). Applied
+// once parsing is complete, before any subcommand runs.
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
 #include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/io/image_io.hpp"
 
 namespace gpulab::cli {
 
@@ -15,7 +19,33 @@ namespace {
 struct GlobalOptions {
   int gpu = -1;  // not given
   std::string cpuThreads;
+  std::string maxImageSide;
+  std::string maxImagePixels;
 };
+
+/// One image limit: the option's value when given, else the environment variable's, else none.
+/// A malformed value is a usage error naming the option or the variable.
+std::optional<std::int64_t> imageLimitFrom(const std::string& option, const char* optionName, const char* variable,
+                                           std::int64_t maximum) {
+  try {
+    if (!option.empty()) return parseImageLimit(option, maximum, optionName);
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0')
+      return parseImageLimit(value, maximum, std::string("the environment variable ") + variable);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return std::nullopt;
+}
+
+void applyImageLimits(const GlobalOptions& options) {
+  ImageLimits limits;
+  if (auto side = imageLimitFrom(options.maxImageSide, "--max-image-side", "GPULAB_MAX_IMAGE_SIDE", kMaxImageDimension))
+    limits.maxSide = static_cast<int>(*side);
+  if (auto pixels =
+          imageLimitFrom(options.maxImagePixels, "--max-image-pixels", "GPULAB_MAX_IMAGE_PIXELS", kMaxImagePixels))
+    limits.maxPixels = *pixels;
+  setImageLimits(limits);
+}
 }  // namespace
 
 void registerGlobalOptions(CLI::App& app) {
@@ -35,7 +65,14 @@ void registerGlobalOptions(CLI::App& app) {
           return std::string(e.what());
         }
       });
+  app.add_option("--max-image-side", options->maxImageSide,
+                 "Largest image a file may hold, in pixels a side (1 to 32768, the default); overrides "
+                 "GPULAB_MAX_IMAGE_SIDE");
+  app.add_option("--max-image-pixels", options->maxImagePixels,
+                 "Largest image a file may hold, in pixels in all (1 to 268435456 = 256 megapixels, the default); "
+                 "overrides GPULAB_MAX_IMAGE_PIXELS");
   app.parse_complete_callback([options] {
+    applyImageLimits(*options);
     if (!options->cpuThreads.empty()) setCpuThreads(parseCpuThreads(options->cpuThreads));
     if (options->gpu >= 0 || options->gpu < -1) {
       try {

@@ -46,12 +46,26 @@ image("png_palette", ".png", png(4, 1, 3, 2, [b"\x1b"], palette=b"\x00\x00\x00\x
 pix = b"\x00\x00\xff\x00\xff\x00\x00\x00" + b"\xff\x00\x00\xff\xff\xff\x00\x00"
 bmp = b"BM" + struct.pack("<IHHI", 54 + len(pix), 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, 2, 2, 1, 24, 0, len(pix), 0, 0, 0, 0) + pix
 image("bmp24", ".bmp", bmp)
+# BMP 8-bit with a 2-entry palette (1x2), 16-bit 5-5-5 (2x1), 32-bit bit fields in a V4 header (1x1), OS/2 1 header 24-bit
+pal = b"\x00\x00\x00\x00\xff\xff\xff\x00"
+image("bmp8_palette", ".bmp", b"BM" + struct.pack("<IHHI", 62 + 8, 0, 0, 62) + struct.pack("<IiiHHIIiiII", 40, 1, 2, 1, 8, 0, 8, 0, 0, 2, 0) + pal + b"\x01\0\0\0\x00\0\0\0")
+image("bmp16", ".bmp", b"BM" + struct.pack("<IHHI", 58, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, 2, 1, 1, 16, 0, 4, 0, 0, 0, 0) + b"\x1f\x00\xe0\x7f")
+v4 = struct.pack("<IiiHHIIiiII", 108, 1, -1, 1, 32, 3, 4, 0, 0, 0, 0) + struct.pack("<IIII", 0xff0000, 0xff00, 0xff, 0xff000000) + bytes(52)
+image("bmp32_bitfields_v4", ".bmp", b"BM" + struct.pack("<IHHI", 14 + len(v4) + 4, 0, 0, 14 + len(v4)) + v4 + b"\x10\x20\x30\x80")
+image("bmp_os2", ".bmp", b"BM" + struct.pack("<IHHI", 26 + 4, 0, 0, 26) + struct.pack("<IHHHH", 12, 1, 1, 1, 24) + b"\x01\x02\x03\x00")
+image("tga_palette", ".tga", struct.pack("<BBBHHBHHHHBB", 0, 1, 1, 0, 2, 24, 0, 0, 2, 1, 8, 0) + b"\x00\x00\xff\xff\x00\x00" + b"\x00\x01")
+image("tga_rle_rgba_top", ".tga", struct.pack("<BBBHHBHHHHBB", 0, 0, 10, 0, 0, 0, 0, 0, 3, 2, 32, 0x28) + b"\x82\x01\x02\x03\x04\x02" + bytes(12))
 image("tga_rgb", ".tga", struct.pack("<BBBHHBHHHHBB", 0, 0, 2, 0, 0, 0, 0, 0, 2, 2, 24, 0) + bytes(range(12)))
 image("tga_rle_gray", ".tga", struct.pack("<BBBHHBHHHHBB", 0, 0, 11, 0, 0, 0, 0, 0, 3, 1, 8, 0) + b"\x82\x7f")
 image("pgm_p5", ".pgm", b"P5\n3 2\n255\n" + bytes(range(6)))
 image("pgm_p5_16", ".pgm", b"P5 2 1 65535 " + b"\x12\x34\xff\xff")
 image("ppm_p6", ".ppm", b"P6\n# comment\n2 1\n255\n" + bytes(range(6)))
 image("pnm_unnamed", ".bin", b"P5\n1 1\n255\n\x42")
+image("ppm_p6_16_maxval1000", ".ppm", b"P6\n1 1\n1000\n" + b"\x03\xe8\x01\xf4\x00\x00")
+image("png_rgb16", ".png", png(3, 1, 2, 16, [bytes(range(18))]))
+# Adam7-interlaced 1x1 gray: only the first pass holds a (filter byte, pixel) row
+image("png_interlaced", ".png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 1))
+      + chunk(b"IDAT", zlib.compress(b"\x00\x80")) + chunk(b"IEND", b""))
 image("tga_named_other", ".tga", b"P6\n1 1\n255\n\x01\x02\x03")
 
 # -- .npy
@@ -105,8 +119,11 @@ for i, (which, text) in enumerate(cli):
 with tempfile.TemporaryDirectory() as tmp:
     for name, ext, args in [("jpg_baseline", ".jpg", ["-quality", "50"]),
                             ("jpg_progressive_gray", ".jpg", ["-colorspace", "gray", "-interlace", "JPEG"]),
-                            ("tiff", ".bin", ["-compress", "lzw"])]:
-        out = os.path.join(tmp, name + (".tif" if name == "tiff" else ".jpg"))
+                            ("tiff", ".bin", ["-compress", "lzw"]),
+                            ("jpg_restart_444", ".jpg", ["-define", "jpeg:restart-interval=1", "-sampling-factor", "1x1"]),
+                            ("tiff_u16_deflate", ".bin", ["-depth", "16", "-compress", "zip"]),
+                            ("tiff_packbits_gray", ".bin", ["-colorspace", "gray", "-compress", "rle"])]:
+        out = os.path.join(tmp, name + (".tif" if name.startswith("tiff") else ".jpg"))
         try:
             subprocess.run(["convert", "-size", "8x6", "gradient:red-blue"] + args + [out], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -16,6 +16,8 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QSet>
+#include <QSettings>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QThread>
 #include <QUrl>
@@ -933,6 +935,51 @@ TEST_F(GuiTest, DevicePanelShowsAGpuOrWhyNot) {
   bool memoryShown = false;
   for (QLabel* l : panel.findChildren<QLabel*>()) memoryShown |= l->text() == QStringLiteral("1.00 GiB of 140.00 GiB");
   EXPECT_TRUE(memoryShown);
+}
+
+TEST_F(GuiTest, DevicePanelSetsAndKeepsTheImageLimits) {
+  const ImageLimits saved = imageLimits();
+  QSettings().remove(QStringLiteral("limits"));
+  Engine engine;
+  {
+    DevicePanel panel(engine);
+    auto* side = panel.findChild<QSpinBox*>(QStringLiteral("maxImageSide"));
+    auto* pixels = panel.findChild<QSpinBox*>(QStringLiteral("maxImagePixels"));
+    ASSERT_NE(side, nullptr);
+    ASSERT_NE(pixels, nullptr);
+    EXPECT_EQ(side->value(), saved.maxSide);
+    EXPECT_EQ(side->maximum(), kMaxImageDimension);
+    EXPECT_EQ(pixels->maximum(), kMaxImagePixels);
+    panel.persistImageLimits();  // nothing saved yet: the limits stay
+    EXPECT_EQ(imageLimits(), saved);
+    // The user types a side and leaves the box: loading refuses a wider image from then on.
+    side->setValue(32);
+    emit side->editingFinished();
+    EXPECT_EQ(imageLimits().maxSide, 32);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("wide.png"));
+    saveImage(test::randomImage(40, 30, 3, PixelType::U8, 7), path.toStdString());
+    try {
+      loadImage(path.toStdString());
+      ADD_FAILURE() << "a 40 x 30 image loaded under a 32-pixel limit";
+    } catch (const ImageIoError& e) {
+      EXPECT_NE(std::string(e.what()).find("exceeds the limit of 32 pixels a side"), std::string::npos) << e.what();
+    }
+    panel.setImageLimits(99999, 5000);  // clamped to gpulab's maximum side
+    EXPECT_EQ(imageLimits(), (ImageLimits{kMaxImageDimension, 5000}));
+    EXPECT_EQ(side->value(), kMaxImageDimension);
+    EXPECT_EQ(pixels->value(), 5000);
+  }
+  // Saved: a new panel (a new session) applies them.
+  setImageLimits(saved);
+  {
+    DevicePanel panel(engine);
+    panel.persistImageLimits();
+    EXPECT_EQ(imageLimits(), (ImageLimits{kMaxImageDimension, 5000}));
+    EXPECT_EQ(panel.findChild<QSpinBox*>(QStringLiteral("maxImagePixels"))->value(), 5000);
+  }
+  QSettings().remove(QStringLiteral("limits"));
+  setImageLimits(saved);
 }
 
 // ---------------------------------------------------------------------------------------------

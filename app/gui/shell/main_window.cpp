@@ -308,6 +308,7 @@ void MainWindow::createDocks() {
   auto* deviceDock = new QDockWidget(tr("Device"), this);
   deviceDock->setObjectName(QStringLiteral("deviceDock"));
   device_ = new DevicePanel(engine_);
+  if (options_.persistSettings) device_->persistImageLimits();
   deviceDock->setWidget(device_);
   deviceDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetClosable |
                           QDockWidget::DockWidgetFloatable);

@@ -5,13 +5,18 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QSettings>
 #include <QSignalBlocker>
+#include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <stdexcept>
 
 #include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/filters/filter.hpp"
+#include "gpulab/io/image_io.hpp"
 #include "shell/engine.hpp"
 #include "widgets/control_builders.hpp"
 
@@ -68,7 +73,9 @@ DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
       cuda_(new QLabel),
       cpu_(new QLabel),
       devicePicker_(new QComboBox),
-      threadsPicker_(new QComboBox) {
+      threadsPicker_(new QComboBox),
+      maxSide_(new QSpinBox),
+      maxPixels_(new QSpinBox) {
   devicePicker_->setObjectName(QStringLiteral("devicePicker"));
   devicePicker_->setToolTip(tr("The GPU every tab computes on; records name it"));
   devicePicker_->hide();
@@ -119,6 +126,38 @@ DevicePanel::DevicePanel(Engine& engine, QWidget* parent)
   threadsRow->addWidget(new QLabel(tr("CPU baselines")));
   threadsRow->addWidget(threadsPicker_, 1);
   layout->addLayout(threadsRow);
+
+  // The largest image a file may hold: what the environment set (GPULAB_MAX_IMAGE_SIDE /
+  // GPULAB_MAX_IMAGE_PIXELS), else gpulab's maximum, until the user or the saved settings change it.
+  gpulab::ImageLimits limits;
+  QString environmentProblem;
+  try {
+    limits = gpulab::imageLimits();
+  } catch (const std::invalid_argument& e) {
+    environmentProblem = QStringLiteral("\n") + QString::fromStdString(e.what());
+  }
+  maxSide_->setObjectName(QStringLiteral("maxImageSide"));
+  maxSide_->setRange(1, gpulab::kMaxImageDimension);
+  maxSide_->setSuffix(tr(" px a side"));
+  maxSide_->setValue(limits.maxSide);
+  maxSide_->setToolTip(
+      tr("Largest image a file may hold, in pixels a side (at most %1); larger files are refused from their header")
+          .arg(gpulab::kMaxImageDimension) +
+      environmentProblem);
+  maxPixels_->setObjectName(QStringLiteral("maxImagePixels"));
+  maxPixels_->setRange(1, static_cast<int>(gpulab::kMaxImagePixels));
+  maxPixels_->setGroupSeparatorShown(true);
+  maxPixels_->setSuffix(tr(" px in all"));
+  maxPixels_->setValue(static_cast<int>(limits.maxPixels));
+  maxPixels_->setToolTip(tr("Largest image a file may hold, in pixels in all (at most %L1 = 256 megapixels)")
+                             .arg(gpulab::kMaxImagePixels));
+  const auto applyLimits = [this] { setImageLimits(maxSide_->value(), maxPixels_->value()); };
+  connect(maxSide_, &QSpinBox::editingFinished, this, applyLimits);
+  connect(maxPixels_, &QSpinBox::editingFinished, this, applyLimits);
+  auto* limitsForm = factsForm();
+  limitsForm->addRow(tr("Largest image"), maxSide_);
+  limitsForm->addRow(QString(), maxPixels_);
+  layout->addLayout(limitsForm);
   layout->addStretch();
 
   for (int row = 0; row < form_->rowCount(); ++row) form_->setRowVisible(row, false);
@@ -157,6 +196,34 @@ void DevicePanel::setCpuThreads(int threads) {
       },
       [this](const DeviceSnapshot& s) { display(s); },
       {.failed = [this](const QString& message) { showError(message); }});
+}
+
+void DevicePanel::setImageLimits(int maxSide, int maxPixels) {
+  const gpulab::ImageLimits limits{std::clamp(maxSide, 1, gpulab::kMaxImageDimension),
+                                   std::clamp<std::int64_t>(maxPixels, 1, gpulab::kMaxImagePixels)};
+  gpulab::setImageLimits(limits);  // two atomics the loaders read: no job for the worker
+  {
+    const QSignalBlocker blockSide(maxSide_), blockPixels(maxPixels_);
+    maxSide_->setValue(limits.maxSide);
+    maxPixels_->setValue(static_cast<int>(limits.maxPixels));
+  }
+  if (persistLimits_) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("limits/maxImageSide"), limits.maxSide);
+    settings.setValue(QStringLiteral("limits/maxImagePixels"), static_cast<qlonglong>(limits.maxPixels));
+  }
+}
+
+void DevicePanel::persistImageLimits() {
+  const QSettings settings;
+  const QVariant side = settings.value(QStringLiteral("limits/maxImageSide"));
+  const QVariant pixels = settings.value(QStringLiteral("limits/maxImagePixels"));
+  if (side.isValid() || pixels.isValid())
+    setImageLimits(side.isValid() ? side.toInt() : maxSide_->value(),
+                   pixels.isValid()
+                       ? static_cast<int>(std::min<qlonglong>(pixels.toLongLong(), gpulab::kMaxImagePixels))
+                       : maxPixels_->value());
+  persistLimits_ = true;
 }
 
 QString DevicePanel::summary() const {

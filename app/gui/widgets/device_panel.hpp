@@ -2,7 +2,9 @@
 // "no CUDA device: CPU only" with the reason, and the CPU threads the baselines use. Two pickers
 // choose them for the whole app: the GPU (every device of the machine, gpulab::selectDevice through
 // WorkerContext::selectDevice) and the CPU threads (one, a few, or all cores: gpulab::setCpuThreads).
-// Every query and change runs on the engine's worker thread; memory is refreshed every 2 s.
+// Every query and change runs on the engine's worker thread; memory is refreshed every 2 s. Below
+// them, the largest image a file may hold (gpulab::setImageLimits: pixels a side and in all), kept
+// with QSettings when the window persists its settings.
 #pragma once
 
 #include <QString>
@@ -13,6 +15,7 @@ class QComboBox;
 class QFormLayout;
 class QLabel;
 class QProgressBar;
+class QSpinBox;
 class QTimer;
 
 namespace gpulab::gui {
@@ -67,6 +70,12 @@ class DevicePanel : public QWidget {
   void selectDevice(int index);
   /// The CPU baselines' threads from now on: 0 for all cores, else a count.
   void setCpuThreads(int threads);
+  /// The largest image loading accepts from now on (both values clamped to gpulab's maximum); saved
+  /// in QSettings (limits/maxImageSide, limits/maxImagePixels) when persisting.
+  void setImageLimits(int maxSide, int maxPixels);
+  /// Reads the saved limits (when there are any) and applies them, and from then on saves what the
+  /// user sets. Without a call, the panel shows and sets the limits for this session only.
+  void persistImageLimits();
 
  signals:
   void refreshed();
@@ -90,6 +99,9 @@ class DevicePanel : public QWidget {
   QLabel* cpu_;
   QComboBox* devicePicker_;
   QComboBox* threadsPicker_;
+  QSpinBox* maxSide_;
+  QSpinBox* maxPixels_;
+  bool persistLimits_ = false;
 };
 
 }  // namespace gpulab::gui

@@ -1,11 +1,20 @@
-// JPEG through libjpeg-turbo's TurboJPEG API: decoding (gray stays gray, colour becomes RGB, the
-// EXIF orientation applied so the pixels stand as the camera meant them) and encoding with a
-// quality (4:2:0 chroma, as cjpeg and cameras do; gray images stay one channel).
-// The structural walk (inspect.cpp) has already passed the file when decodeJpeg runs, and the
-// size the header states is checked against gpulab's limits before anything is allocated.
+// JPEG through libjpeg-turbo: decoding through its libjpeg API (gray stays gray, colour becomes RGB,
+// the EXIF orientation applied so the pixels stand as the camera meant them), with an error manager
+// that turns every warning about the data (premature end, corrupt data, bad Huffman code, bogus
+// progression) into an error, so a damaged file never loads as a grey or garbage image; encoding
+// through the TurboJPEG API with a quality (4:2:0 chroma, as cjpeg and cameras do; gray images stay
+// one channel). The structural walk (inspect.cpp) has already passed the file when decodeJpeg runs,
+// and the size the header states is checked against gpulab's limits before anything is allocated.
 
+// jpeglib.h needs FILE and size_t declared before it, jerror.h needs jpeglib.h's types.
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
 #include <turbojpeg.h>
 
+#include <csetjmp>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -21,13 +30,8 @@ struct TjHandleDeleter {
 };
 using TjHandle = std::unique_ptr<void, TjHandleDeleter>;
 
-/// One decompressor and one compressor per thread, made on first use (TurboJPEG handles are not
-/// thread-safe, and making one costs a few allocations).
-tjhandle threadDecompressor() {
-  thread_local TjHandle handle(tjInitDecompress());
-  if (!handle) throw ImageIoError("libjpeg-turbo could not make a decompressor (out of memory)");
-  return handle.get();
-}
+/// One compressor per thread, made on first use (TurboJPEG handles are not thread-safe, and making
+/// one costs a few allocations).
 tjhandle threadCompressor() {
   thread_local TjHandle handle(tjInitCompress());
   if (!handle) throw ImageIoError("libjpeg-turbo could not make a compressor (out of memory)");
@@ -126,27 +130,118 @@ Image applyOrientation(const Image& in, int orientation) {
 
 }  // namespace
 
-Image decodeJpeg(Bytes bytes, const std::string& name, Image reuse) {
-  tjhandle tj = threadDecompressor();
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj, bytes.data(), static_cast<unsigned long>(bytes.size()), &width, &height, &subsampling,
-                          &colorspace) != 0)
-    throw ImageIoError(name + " is corrupt (libjpeg-turbo cannot read its JPEG header: " + tjMessage(tj) + ")");
-  checkShape(width, height, 1, name);
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
-    throw ImageIoError(name + " is a CMYK JPEG; gpulab reads gray and colour (YCbCr or RGB) JPEGs");
-  const bool gray = colorspace == TJCS_GRAY;
-  Image image = std::move(reuse);
-  image.reshape(width, height, gray ? 1 : 3, PixelType::U8);
-  if (tjDecompress2(tj, bytes.data(), static_cast<unsigned long>(bytes.size()),
-                    reinterpret_cast<unsigned char*>(image.data()), width, static_cast<int>(image.rowBytes()), height,
-                    gray ? TJPF_GRAY : TJPF_RGB, 0) != 0) {
-    // Warnings ("extraneous bytes before marker") are common in files that cameras and editors
-    // write and leave a whole image; missing data does not.
-    const std::string message = tjMessage(tj);
-    if (tjGetErrorCode(tj) == TJERR_FATAL || message.find("Premature end") != std::string::npos)
-      throw ImageIoError(name + " is truncated or corrupt (libjpeg-turbo: " + message + ")");
+namespace {
+
+/// More scans than any encoder writes (libjpeg's progressive scripts use 10 or so): a file with
+/// thousands of tiny scans makes the decoder pass over every block once per scan.
+constexpr int kMaxJpegScans = 1000;
+
+/// libjpeg's decompressor with an error manager that jumps back instead of exiting. Every method that
+/// calls into libjpeg sets the jump point itself and has no object with a destructor after it, so the
+/// jump crosses only libjpeg's C frames.
+class JpegDecoder {
+ public:
+  JpegDecoder() {
+    info_.err = jpeg_std_error(&error_.manager);
+    error_.manager.error_exit = &JpegDecoder::onError;
+    error_.manager.emit_message = &JpegDecoder::onMessage;
+    progress_.progress_monitor = &JpegDecoder::onProgress;
   }
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+  ~JpegDecoder() {
+    if (created_) jpeg_destroy_decompress(&info_);
+  }
+
+  /// Reads the header from `bytes` (which must outlive the decoder). False with message() on failure.
+  bool readHeader(Bytes bytes) {
+    if (setjmp(error_.jump) != 0) return false;
+    jpeg_create_decompress(&info_);
+    created_ = true;
+    info_.progress = &progress_;
+    jpeg_mem_src(&info_, bytes.data(), static_cast<unsigned long>(bytes.size()));
+    jpeg_read_header(&info_, TRUE);
+    return true;
+  }
+
+  const jpeg_decompress_struct& info() const { return info_; }
+
+  /// Decodes into `image` (width x height, 1 or 3 channels as the colour space asks). False with
+  /// message() on an error or on any warning that means damaged data.
+  bool decode(Image& image) {
+    if (setjmp(error_.jump) != 0) return false;
+    info_.out_color_space = image.channels() == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_start_decompress(&info_);
+    if (info_.output_width != static_cast<JDIMENSION>(image.width()) ||
+        info_.output_height != static_cast<JDIMENSION>(image.height()) || info_.output_components != image.channels()) {
+      std::snprintf(error_.message, sizeof error_.message, "the decoder's output does not match the header");
+      return false;
+    }
+    while (info_.output_scanline < info_.output_height) {
+      JSAMPROW row = reinterpret_cast<JSAMPROW>(image.data() + info_.output_scanline * image.rowBytes());
+      jpeg_read_scanlines(&info_, &row, 1);
+    }
+    jpeg_finish_decompress(&info_);  // reads on to the end of the image: later damage counts too
+    return true;
+  }
+
+  std::string message() const { return error_.message; }
+
+ private:
+  struct ErrorManager {
+    jpeg_error_mgr manager;  // first: libjpeg hands back a pointer to it
+    std::jmp_buf jump;
+    char message[JMSG_LENGTH_MAX] = {};
+  };
+
+  static void onError(j_common_ptr info) {
+    auto* error = reinterpret_cast<ErrorManager*>(info->err);
+    (*info->err->format_message)(info, error->message);
+    std::longjmp(error->jump, 1);
+  }
+  /// Warnings (level -1) about the data are errors. Kept as warnings: bytes between segments (cameras
+  /// and editors write them after a whole scan), an unknown JFIF revision and an unreadable ICC profile
+  /// (gpulab reads neither). Trace messages (level >= 0) are ignored.
+  static void onMessage(j_common_ptr info, int level) {
+    if (level >= 0) return;
+    const int code = info->err->msg_code;
+    if (code == JWRN_EXTRANEOUS_DATA || code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC) return;
+    onError(info);
+  }
+  static void onProgress(j_common_ptr info) {
+    if (info->is_decompressor == 0) return;
+    const auto* decompress = reinterpret_cast<j_decompress_ptr>(info);
+    if (decompress->input_scan_number > kMaxJpegScans) {
+      auto* error = reinterpret_cast<ErrorManager*>(info->err);
+      std::snprintf(error->message, sizeof error->message, "more than %d scans", kMaxJpegScans);
+      std::longjmp(error->jump, 1);
+    }
+  }
+
+  jpeg_decompress_struct info_{};
+  ErrorManager error_{};
+  jpeg_progress_mgr progress_{};
+  bool created_ = false;
+};
+
+}  // namespace
+
+Image decodeJpeg(Bytes bytes, const std::string& name, Image reuse) {
+  JpegDecoder decoder;
+  if (!decoder.readHeader(bytes))
+    throw ImageIoError(name + " is corrupt (libjpeg-turbo cannot read its JPEG header: " + decoder.message() + ")");
+  const jpeg_decompress_struct& info = decoder.info();
+  checkShape(info.image_width, info.image_height, 1, name);
+  if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK)
+    throw ImageIoError(name + " is a CMYK JPEG; gpulab reads gray and colour (YCbCr or RGB) JPEGs");
+  const bool gray = info.jpeg_color_space == JCS_GRAYSCALE;
+  if (!gray && info.num_components != 3)
+    throw ImageIoError(name + " is a JPEG of " + std::to_string(info.num_components) +
+                       " components; gpulab reads gray and colour (YCbCr or RGB) JPEGs");
+  Image image = std::move(reuse);
+  image.reshape(static_cast<int>(info.image_width), static_cast<int>(info.image_height), gray ? 1 : 3, PixelType::U8);
+  if (!decoder.decode(image))
+    throw ImageIoError(name + " is truncated or corrupt (libjpeg-turbo: " + decoder.message() + ")");
   const int orientation = exifOrientation(bytes);
   if (orientation == 1) return image;  // moved: a conditional expression would copy it
   return applyOrientation(image, orientation);

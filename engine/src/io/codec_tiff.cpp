@@ -92,6 +92,52 @@ using TiffHandle = std::unique_ptr<TIFF, TiffDeleter>;
 
 std::string lastTiffError() { return tiffLastError.empty() ? std::string("unknown error") : tiffLastError; }
 
+/// The most bytes one byte of a strip compressed this way can become, 0 where there is no useful bound
+/// (LZMA, ZSTD, WebP and the rest: libtiff's own checks and the size limits bound those).
+std::uint64_t maxExpansion(std::uint16_t compression) {
+  switch (compression) {
+    case COMPRESSION_NONE:
+      return 1;
+    case COMPRESSION_PACKBITS:
+      return 64;  // 2 bytes repeat one byte 128 times
+    case COMPRESSION_LZW:
+      return 3641;  // a code of at least 9 bits emits at most 4096 bytes
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE:
+      return 1032;  // deflate: a 258-byte match in 2 bits
+    case COMPRESSION_JPEG:
+      return 8192 * 3;  // Huffman JPEG: at least a bit per 8x8 block of the least-sampled component (inspect.cpp)
+    default:
+      return 0;
+  }
+}
+
+/// The strips the directory lists must lie inside the file and, for the compressions with a known
+/// largest expansion, hold enough bytes for the size the header claims: a short or damaged file is
+/// refused before the image is allocated.
+void checkStripsHoldTheImage(TIFF* tif, std::uint64_t fileBytes, std::uint64_t imageBytes, const std::string& name) {
+  const std::uint32_t strips = TIFFNumberOfStrips(tif);
+  std::uint64_t* offsets = nullptr;
+  std::uint64_t* counts = nullptr;
+  if (strips == 0 || !TIFFGetField(tif, TIFFTAG_STRIPOFFSETS, &offsets) ||
+      !TIFFGetField(tif, TIFFTAG_STRIPBYTECOUNTS, &counts) || offsets == nullptr || counts == nullptr)
+    throw ImageIoError(name + " is corrupt (its TIFF directory lists no strips)");
+  std::uint64_t stored = 0;
+  for (std::uint32_t s = 0; s < strips; ++s) {
+    if (offsets[s] > fileBytes || counts[s] > fileBytes - offsets[s])
+      throw ImageIoError(name + " is truncated (TIFF strip " + std::to_string(s) + " at byte " +
+                         std::to_string(offsets[s]) + " needs " + std::to_string(counts[s]) + " bytes, the file has " +
+                         std::to_string(fileBytes) + ")");
+    stored += counts[s];
+  }
+  std::uint16_t compression = COMPRESSION_NONE;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  const std::uint64_t ratio = maxExpansion(compression);
+  if (ratio != 0 && imageBytes > ratio * stored)
+    throw ImageIoError(name + " is truncated or corrupt (its TIFF header claims " + std::to_string(imageBytes) +
+                       " bytes of pixels, more than its " + std::to_string(stored) + " bytes of strips can hold)");
+}
+
 }  // namespace
 
 Image decodeTiff(Bytes bytes, const std::string& name, Image reuse) {
@@ -145,6 +191,8 @@ Image decodeTiff(Bytes bytes, const std::string& name, Image reuse) {
     throw unsupported(std::to_string(samples) + " samples per pixel with " + (rgb ? "RGB" : "gray"));
   // Gray + alpha becomes RGBA, as in the other formats.
   const int stored = samples, channels = samples == 2 ? 4 : samples;
+  checkStripsHoldTheImage(tif.get(), bytes.size(),
+                          std::uint64_t{width} * height * static_cast<std::uint64_t>(samples) * (bits / 8), name);
   Image raw = std::move(reuse);
   raw.reshape(static_cast<int>(width), static_cast<int>(height), stored, type);
   const tmsize_t stripBytes = TIFFStripSize(tif.get());

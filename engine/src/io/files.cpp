@@ -38,10 +38,43 @@ std::string lowercaseExtension(const fs::path& path) {
   return ext;
 }
 
+namespace {
+
+/// "256 megapixels" for whole megapixels (2^20), else "1000000 pixels".
+std::string pixelsText(std::int64_t pixels) {
+  return pixels % (1 << 20) == 0 ? std::to_string(pixels >> 20) + " megapixels" : std::to_string(pixels) + " pixels";
+}
+
+/// How to raise a limit, or that it is gpulab's largest already.
+std::string howToRaise(std::int64_t value, std::int64_t hardMaximum, const char* option, const char* variable,
+                       const std::string& maximumText) {
+  if (value >= hardMaximum)
+    return " (gpulab's largest; " + std::string(option) + " and " + variable + " can lower it, not raise it)";
+  return "; raise it with gpulab-cli " + std::string(option) + " N, the environment variable " + variable +
+         " or the GUI's Device panel (up to " + maximumText + ")";
+}
+
+}  // namespace
+
 void checkShape(std::int64_t width, std::int64_t height, int channels, const std::string& name) {
-  if (width > INT_MAX || height > INT_MAX || width < INT_MIN || height < INT_MIN)
-    throw ImageIoError(name + ": image size " + std::to_string(width) + "x" + std::to_string(height) +
-                       " exceeds the limit of " + std::to_string(kMaxImageDimension) + " pixels a side");
+  ImageLimits limits;
+  try {
+    limits = imageLimits();
+  } catch (const std::invalid_argument& e) {
+    throw ImageIoError("cannot read " + name + ": " + e.what());
+  }
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  if (width > limits.maxSide || height > limits.maxSide)
+    throw ImageIoError(name + ": image size " + size + " exceeds the limit of " + std::to_string(limits.maxSide) +
+                       " pixels a side" +
+                       howToRaise(limits.maxSide, kMaxImageDimension, "--max-image-side", "GPULAB_MAX_IMAGE_SIDE",
+                                  std::to_string(kMaxImageDimension)));
+  if (width > 0 && height > 0 && width * height > limits.maxPixels)  // both at most 32768 here: no overflow
+    throw ImageIoError(name + ": image size " + size + " exceeds the limit of " + pixelsText(limits.maxPixels) +
+                       howToRaise(limits.maxPixels, kMaxImagePixels, "--max-image-pixels", "GPULAB_MAX_IMAGE_PIXELS",
+                                  std::to_string(kMaxImagePixels)));
+  if (width < INT_MIN || height < INT_MIN)
+    throw ImageIoError(name + ": image size " + size + " is empty: both sides must be at least 1 pixel");
   try {
     validateImageShape(static_cast<int>(width), static_cast<int>(height), channels);
   } catch (const std::invalid_argument& e) {

@@ -45,28 +45,26 @@ Image decodeFile(const std::vector<std::uint8_t>& bytes, FileFormat format, cons
   if (format == FileFormat::Tiff) return decodeTiff(bytes, name, std::move(reuse));
   const Inspection found = inspect(format, bytes);
   // A header cut short or broken says nothing trustworthy about the size: report that first. Then
-  // the limits, from our own reading of the header: stb_image's info call tries every format in
-  // turn, so its failure reason names the last one tried, not the file's.
+  // the limits, from our own reading of the header, then what the walk found (a truncated file, a
+  // size the bytes present cannot hold, a layout stb_image would misread): all before any decoder
+  // allocates.
   if (!found.problem.empty() && found.width < 0) throw ImageIoError(name + " " + found.problem);
   if (found.width >= 0) checkShape(found.width, found.height, 1, name);
-  if (format == FileFormat::Png || format == FileFormat::Jpeg) {
-    if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
-    return format == FileFormat::Png ? decodePng(bytes, name, std::move(reuse))
-                                     : decodeJpeg(bytes, name, std::move(reuse));
-  }
-  if (format == FileFormat::Pnm) {  // read here, from the header inspectPnm walked (stb has no PNM reader)
-    if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
-    return decodePnm(bytes, found, bytes[1] == '6');
-  }
+  if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
+  if (format == FileFormat::Png) return decodePng(bytes, name, std::move(reuse));
+  if (format == FileFormat::Jpeg) return decodeJpeg(bytes, name, std::move(reuse));
+  if (format == FileFormat::Pnm) return decodePnm(bytes, found, bytes[1] == '6');  // stb has no PNM reader
+  // BMP and TGA through stb_image, which sees only files the walk passed; its own reading of the
+  // header must agree with ours.
   const int length = static_cast<int>(bytes.size());
   int width = 0, height = 0, components = 0;
-  if (!stbi_info_from_memory(bytes.data(), length, &width, &height, &components)) {
-    if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
+  if (!stbi_info_from_memory(bytes.data(), length, &width, &height, &components))
     throw ImageIoError(name + " is corrupt (stb_image cannot read its " + std::string(formatName(format)) + " header)");
-  }
   if (format == FileFormat::Bmp) height = static_cast<int>(std::abs(std::int64_t{height}));  // top-down BMP
-  checkShape(width, height, 1, name);
-  if (!found.problem.empty()) throw ImageIoError(name + " " + found.problem);
+  if (width != found.width || height != found.height)
+    throw ImageIoError(name + " is corrupt (its " + std::string(formatName(format)) + " header reads as " +
+                       std::to_string(found.width) + "x" + std::to_string(found.height) + " and as " +
+                       std::to_string(width) + "x" + std::to_string(height) + ")");
 
   std::unique_ptr<stbi_uc, decltype(&stbi_image_free)> pixels(
       stbi_load_from_memory(bytes.data(), length, &width, &height, &components, 0), &stbi_image_free);

@@ -1,8 +1,11 @@
 // The stb_image and stb_image_write implementations, compiled once with gpulab's limits: only the
 // formats gpulab reads through stb (BMP, TGA; PNG, JPEG and TIFF go through libspng, libjpeg-turbo and
-// libtiff, binary PNM through image_io.cpp, so stb never sniffs a file's content as PNM), no stdio (image_io.cpp reads
-// and writes the files itself), and dimensions capped at kMaxImageDimension so that stb refuses by itself what the
-// header checks in image_io.cpp have already refused. Debian's libstb.so is not linked: its build has other limits.
+// libtiff, binary PNM through image_io.cpp, so stb never sniffs a file's content as PNM), no stdio
+// (image_io.cpp reads and writes the files itself), and STBI_MAX_DIMENSIONS = kMaxImageDimension as
+// the hard upper bound: the limits a user sets (ImageLimits, at most that) are enforced from
+// gpulab's own reading of the header before stb sees the file, and stb sees only files whose
+// compression, size and bytes present inspect.cpp has checked. Debian's libstb.so is not linked: its
+// build has other limits.
 #include "gpulab/core/image.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION

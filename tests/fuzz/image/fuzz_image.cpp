@@ -1,7 +1,9 @@
 // Fuzz target: image loading through the public API, whatever decoders the engine uses.
 // Input: one byte choosing the file's extension (byte % 10: png jpg bmp tga pgm ppm pnm npy bin,
-// or none), then the file's bytes. The loader sniffs the format from the content (TGA alone from the
-// extension), so one target reaches every decoder; the extension byte reaches the by-name paths.
+// or none), then the file's bytes. The loader tells the format from the content (TGA: the extension
+// and a header that holds together), so one target reaches every decoder (libspng, libjpeg-turbo,
+// libtiff, stb_image's BMP and TGA, gpulab's PNM and .npy readers; seeds for each in corpus/); the
+// extension byte reaches the by-name paths.
 // The file also goes through readPngText (the tEXt fields that carry a Mandelbrot view).
 // Allowed: ImageIoError. Checked: a loaded image is non-empty, within the documented limits, and its
 // bytes are exactly width x height x channels x sample size.
@@ -26,8 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Image image = loadImage(path);
     if (image.empty() || image.width() < 1 || image.height() < 1)
       fuzz::fail("loadImage returned an empty image without an error");
-    if (image.width() > kMaxImageDimension || image.height() > kMaxImageDimension ||
-        image.pixelCount() > static_cast<std::size_t>(kMaxImagePixels))
+    const ImageLimits limits = imageLimits();
+    if (image.width() > limits.maxSide || image.height() > limits.maxSide ||
+        image.pixelCount() > static_cast<std::size_t>(limits.maxPixels))
       fuzz::fail("loadImage returned " + std::to_string(image.width()) + "x" + std::to_string(image.height()) +
                  ", beyond the limits");
     if (image.sizeBytes() != image.rowBytes() * static_cast<std::size_t>(image.height()))

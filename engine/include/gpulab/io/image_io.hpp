@@ -4,8 +4,9 @@
 // content when reading and its extension when writing.
 //
 // Every failure throws ImageIoError with one sentence naming the file: missing, empty, truncated,
-// corrupt, unsupported format or layout, or dimensions beyond kMaxImageDimension / kMaxImagePixels
-// (checked from the header before anything is allocated or decoded).
+// corrupt, unsupported format or layout, or dimensions beyond imageLimits() (checked from the header
+// before anything is allocated or decoded). A decoded size must also be plausible for the bytes
+// present (each format's largest compression ratio), so a tiny file cannot claim a huge image.
 #pragma once
 
 #include <filesystem>
@@ -22,11 +23,37 @@ class ImageIoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The largest image loadImage accepts, for every format: pixels a side and pixels in all.
+/// Process-wide. The defaults are gpulab's hard maximum (kMaxImageDimension = 32768 a side,
+/// kMaxImagePixels = 268435456, 256 megapixels), which a limit can lower but not raise; the
+/// environment variables GPULAB_MAX_IMAGE_SIDE and GPULAB_MAX_IMAGE_PIXELS set the starting values
+/// (read once, at the first use), gpulab-cli's --max-image-side / --max-image-pixels and the GUI's
+/// setting override them.
+struct ImageLimits {
+  int maxSide = kMaxImageDimension;
+  std::int64_t maxPixels = kMaxImagePixels;
+  bool operator==(const ImageLimits&) const = default;
+};
+
+/// The limits in force: set by setImageLimits, else from the environment, else the defaults.
+/// Throws std::invalid_argument naming the variable when an environment variable is malformed.
+ImageLimits imageLimits();
+/// Sets the limits for every later load in this process (thread-safe). Throws std::invalid_argument
+/// with one sentence when a value is outside 1..kMaxImageDimension or 1..kMaxImagePixels.
+void setImageLimits(const ImageLimits& limits);
+/// The limits the environment variables set on top of the defaults (each variable optional).
+/// Throws std::invalid_argument naming the variable when one is not a whole number in range.
+ImageLimits imageLimitsFromEnvironment();
+/// Reads a limit's value: a whole number from 1 to `maximum` (digits only). `what` names the option
+/// or variable in the std::invalid_argument sentence thrown otherwise.
+std::int64_t parseImageLimit(const std::string& text, std::int64_t maximum, const std::string& what);
+
 /// Loads an image with 1, 3 or 4 channels (gray + alpha becomes RGBA): 8-bit PNG/JPEG/TIFF/BMP/TGA/
 /// PNM as u8, 16-bit PNG and TIFF as u16, float TIFF as f32, .npy as stored (float64 stays f64).
 /// A JPEG is turned as its EXIF orientation says; gray JPEGs load as gray. PGM/PPM samples are
-/// scaled from 0..maxval to 0..255. The format comes from the content (TGA, which has no
-/// signature, from the extension). A .npy may have bytes after the array, as numpy.load allows.
+/// scaled from 0..maxval to 0..255. The format comes from the content, never from the name alone:
+/// TGA, which has no signature, needs a .tga name and a header that holds together. A .npy may have
+/// bytes after the array, as numpy.load allows; a PGM/PPM only white space or a next image.
 /// Thread-safe.
 Image loadImage(const std::filesystem::path& path);
 /// The same, decoding into `reuse`'s memory when it is large enough (Image::reshape): a loop over
