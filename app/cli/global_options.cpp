@@ -1,5 +1,6 @@
 // Options every subcommand takes, before or after its name: --gpu N (the device the engine computes
-// on) and --cpu-threads 1|all|N (the CPU baselines' threads). Applied once parsing is complete,
+// on), --cpu-threads 1|all|N (the CPU baselines' threads) and --gpu-memory-limit BYTES (what the
+// engine may use on the GPU; GPULAB_GPU_MEMORY_LIMIT when not given: images beyond it run in tiles). Applied once parsing is complete,
 // before any subcommand runs.
 #include <memory>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include "commands.hpp"
 #include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/tiling/tiled_runner.hpp"
 
 namespace gpulab::cli {
 
@@ -15,6 +17,7 @@ namespace {
 struct GlobalOptions {
   int gpu = -1;  // not given
   std::string cpuThreads;
+  std::string gpuMemoryLimit;
 };
 }  // namespace
 
@@ -35,7 +38,24 @@ void registerGlobalOptions(CLI::App& app) {
           return std::string(e.what());
         }
       });
+  app.add_option("--gpu-memory-limit", options->gpuMemoryLimit,
+                 "GPU memory the engine may use, in bytes or with K/M/G (512M, 1.5GiB; 0 = the free memory; "
+                 "default: $GPULAB_GPU_MEMORY_LIMIT). Box, Sobel and convolution run larger images in tiles")
+      ->check([](const std::string& text) {
+        try {
+          parseByteSize(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      });
   app.parse_complete_callback([options] {
+    try {
+      applyGpuMemoryLimitFromEnvironment();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!options->gpuMemoryLimit.empty()) setGpuMemoryLimit(parseByteSize(options->gpuMemoryLimit));
     if (!options->cpuThreads.empty()) setCpuThreads(parseCpuThreads(options->cpuThreads));
     if (options->gpu >= 0 || options->gpu < -1) {
       try {
