@@ -9,7 +9,8 @@
 // is checked before the filter runs. An image beyond the GPU memory the engine may use
 // (--gpu-memory-limit, or the free memory) runs in tiles with halos (tiling/tiled_runner.hpp), once,
 // with a line naming the tiles:
-//   tiled: 9 tiles of 5462x5462 + halo 7, limit 512 MiB; upload 812 ms, compute 95.1 ms, ... Operations with a method other than direct add a line saying what ran:
+//   tiled: 9 tiles of 5462x5462 + halo 7, limit 512 MiB; upload 812 ms, compute 95.1 ms, ...
+// Operations with a method other than direct add a line saying what ran:
 //   method: auto -> fft (cost model: direct 1.2e-09 ms/MAC + 0.004 ms, fft ...; ready in 85.2 ms)
 #include <cstdio>
 #include <map>
@@ -67,12 +68,12 @@ bool runTiledIfNeeded(const FilterArgs& a, GpuContext& gpu, Operation& op, const
   } catch (const std::exception& e) {
     throw std::runtime_error("the " + describe(shape) + " image needs about " + formatByteSize(needed) +
                              " of GPU memory for " + op.describe() + ", more than the " + formatByteSize(budget) +
-                             " that " + limit + " allows, and " + e.what() + "; raise --gpu-memory-limit or use "
-                             "--device cpu");
+                             " that " + limit + " allows, and " + e.what() +
+                             "; raise --gpu-memory-limit or use --device cpu");
   }
   TiledRun run = runTiled(gpu, op, img, plan);
-  std::printf("%s (one run; %s budget, whole image about %s)\n", run.summary().c_str(),
-              formatByteSize(budget).c_str(), formatByteSize(needed).c_str());
+  std::printf("%s (one run; %s budget, whole image about %s)\n", run.summary().c_str(), formatByteSize(budget).c_str(),
+              formatByteSize(needed).c_str());
   saveResult(a, std::move(run.output), input);
   std::printf("wrote %s: %s of %s\n", a.out.c_str(), op.describe().c_str(), describe(inShape).c_str());
   if (!a.json.empty()) {

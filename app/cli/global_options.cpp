@@ -1,7 +1,7 @@
 // Options every subcommand takes, before or after its name: --gpu N (the device the engine computes
 // on), --cpu-threads 1|all|N (the CPU baselines' threads) and --gpu-memory-limit BYTES (what the
-// engine may use on the GPU; GPULAB_GPU_MEMORY_LIMIT when not given: images beyond it run in tiles). Applied once parsing is complete,
-// before any subcommand runs.
+// engine may use on the GPU; GPULAB_GPU_MEMORY_LIMIT when not given: images beyond it run in tiles). Applied once
+// parsing is complete, before any subcommand runs.
 #include <memory>
 #include <stdexcept>
 #include <string>

@@ -22,15 +22,27 @@ namespace {
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 
 TEST(GpuMemoryLimit, ParsesBytesAndSuffixes) {
-  const std::vector<std::pair<std::string, std::size_t>> good = {
-      {"0", 0},           {"1", 1},         {"4096", 4096},         {"64k", 64 * KiB},   {"64K", 64 * KiB},
-      {"64KiB", 64 * KiB}, {"64kb", 64 * KiB}, {"512M", 512 * MiB},  {"512MiB", 512 * MiB}, {"512 MiB", 512 * MiB},
-      {"1.5G", GiB + GiB / 2}, {" 2g ", 2 * GiB}, {"1T", 1024 * GiB}, {"100B", 100},      {"0.5K", 512}};
+  const std::vector<std::pair<std::string, std::size_t>> good = {{"0", 0},
+                                                                 {"1", 1},
+                                                                 {"4096", 4096},
+                                                                 {"64k", 64 * KiB},
+                                                                 {"64K", 64 * KiB},
+                                                                 {"64KiB", 64 * KiB},
+                                                                 {"64kb", 64 * KiB},
+                                                                 {"512M", 512 * MiB},
+                                                                 {"512MiB", 512 * MiB},
+                                                                 {"512 MiB", 512 * MiB},
+                                                                 {"1.5G", GiB + GiB / 2},
+                                                                 {" 2g ", 2 * GiB},
+                                                                 {"1T", 1024 * GiB},
+                                                                 {"100B", 100},
+                                                                 {"0.5K", 512}};
   for (const auto& [text, bytes] : good) EXPECT_EQ(parseByteSize(text), bytes) << "'" << text << "'";
 }
 
 TEST(GpuMemoryLimit, RejectsWithOneSentence) {
-  for (const std::string text : {"", " ", "-1", "-512M", "M", "12X", "12 Mx", "1.5", "abc", "1e3", "2000000T", "1.2.3M"}) {
+  for (const std::string text :
+       {"", " ", "-1", "-512M", "M", "12X", "12 Mx", "1.5", "abc", "1e3", "2000000T", "1.2.3M"}) {
     try {
       parseByteSize(text);
       ADD_FAILURE() << "'" << text << "' was accepted";
@@ -127,12 +139,24 @@ struct PlanCase {
 };
 
 TEST(TilePlan, CoversEveryPixelOnceWithinTheBudget) {
-  const std::vector<PlanCase> cases = {
-      {1, 1, 0, false, 1},      {1, 1, 7, false, 1},     {1, 1, 7, true, 225},   {1, 7, 1, false, 3},
-      {7, 1, 1, false, 3},      {2, 3, 0, false, 4},     {13, 17, 1, false, 9},  {13, 17, 2, true, 30},
-      {31, 1, 3, false, 7},     {1, 31, 3, true, 49},    {257, 131, 7, false, 900}, {257, 131, 15, true, 1000},
-      {257, 131, 40, false, 8000}, {297, 289, 60, false, 150 * 150}, {97, 89, 60, true, 121 * 121},
-      {640, 480, 0, false, 10000}, {641, 479, 5, false, 641 * 479},  {1000, 3, 2, false, 50}};
+  const std::vector<PlanCase> cases = {{1, 1, 0, false, 1},
+                                       {1, 1, 7, false, 1},
+                                       {1, 1, 7, true, 225},
+                                       {1, 7, 1, false, 3},
+                                       {7, 1, 1, false, 3},
+                                       {2, 3, 0, false, 4},
+                                       {13, 17, 1, false, 9},
+                                       {13, 17, 2, true, 30},
+                                       {31, 1, 3, false, 7},
+                                       {1, 31, 3, true, 49},
+                                       {257, 131, 7, false, 900},
+                                       {257, 131, 15, true, 1000},
+                                       {257, 131, 40, false, 8000},
+                                       {297, 289, 60, false, 150 * 150},
+                                       {97, 89, 60, true, 121 * 121},
+                                       {640, 480, 0, false, 10000},
+                                       {641, 479, 5, false, 641 * 479},
+                                       {1000, 3, 2, false, 50}};
   const WindowBytes bytes = linearBytes(12);
   for (const PlanCase& c : cases) {
     const std::size_t budget = c.budgetPixels * 12;
@@ -222,8 +246,8 @@ std::unique_ptr<Operation> convolution(int kw, int kh, ConvMethod method, ConvMo
 
 TEST(TileHalo, TheKernelsRadius) {
   const ImageShape gray{101, 67, 1, PixelType::F32}, rgb{101, 67, 3, PixelType::U8};
-  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
-                          BorderMode::Constant}) {
+  for (BorderMode mode :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant}) {
     SCOPED_TRACE(toString(mode));
     const ParamValues border = {{"border", std::string(toString(mode))}};
     ParamValues box = border;

@@ -14,13 +14,18 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gpulab/core/device_image.hpp"
+#include "gpulab/core/timing.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "gpulab/filters/registry.hpp"
+#include "gpulab/io/image_io.hpp"
 #include "gpulab/tiling/tiled_runner.hpp"
 #include "support/gpu_test.hpp"
 
@@ -96,13 +101,13 @@ void compare(const Image& tiled, const Image& whole, Tolerance tolerance, double
   const std::size_t n = tiled.pixelCount() * tiled.channels();
   for (std::size_t i = 0; i < n; ++i) {
     const double a = test::sampleAt(tiled, i), b = test::sampleAt(whole, i);
-    const bool same = tolerance == Tolerance::Exact ? (a == b || (std::isnan(a) && std::isnan(b)))
-                                                    : std::abs(a - b) <= bound;
+    const bool same =
+        tolerance == Tolerance::Exact ? (a == b || (std::isnan(a) && std::isnan(b))) : std::abs(a - b) <= bound;
     if (!same) {
       const std::size_t pixel = i / tiled.channels();
       FAIL() << label << ": first difference at (" << pixel % tiled.width() << ", " << pixel / tiled.width()
-             << ") channel " << i % tiled.channels() << ": tiled " << a << ", untiled " << b << " (allowed "
-             << bound << ")";
+             << ") channel " << i % tiled.channels() << ": tiled " << a << ", untiled " << b << " (allowed " << bound
+             << ")";
     }
   }
 }
@@ -169,8 +174,7 @@ TEST_P(TiledGpu, MatchesTheWholeImageOnAGrid) {
   runCase(c, true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, TiledGpu, ::testing::ValuesIn(cases()),
-                         [](const auto& p) { return p.param.name(); });
+INSTANTIATE_TEST_SUITE_P(Table, TiledGpu, ::testing::ValuesIn(cases()), [](const auto& p) { return p.param.name(); });
 
 TEST(TiledGpuRun, SummaryNamesTilesLimitAndPeak) {
   GPULAB_REQUIRE_GPU();
@@ -208,6 +212,102 @@ TEST(TiledGpuRun, CancelStopsBetweenTiles) {
   };
   EXPECT_THROW(runTiled(gpu, *op, input, plan, control), OperationCancelled);
   EXPECT_EQ(reports, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The case, on the GPU machine only (scripts/gpu-check.sh tiles): a 16384x16384 f32 image
+// under a 512 MiB limit against the same operation uncapped, for each tileable operation; the input
+// is also written to $GPULAB_TILING_16K/in16k.npy for the CLI comparison that follows in the script.
+
+TEST(TiledGpuLarge, SixteenKUnderHalfAGibibyte) {
+  GPULAB_REQUIRE_GPU();
+  const char* dir = std::getenv("GPULAB_TILING_16K");
+  if (dir == nullptr || *dir == '\0')
+    GTEST_SKIP() << "set GPULAB_TILING_16K=DIR to run the 16384x16384 comparison (scripts/gpu-check.sh tiles)";
+  constexpr int n = 16384;
+  constexpr std::size_t limit = std::size_t{512} << 20;
+  Image input(n, n, 1, PixelType::F32);
+  {
+    // A smooth gradient with hashed noise, on a 2^-16 grid (box blur's double sums stay exact).
+    float* v = input.samples<float>().data();
+    for (std::size_t i = 0; i < input.pixelCount(); ++i) {
+      const std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u;
+      const double smooth =
+          0.5 + 0.25 * std::sin(static_cast<double>(i % n) / 700.0) * std::cos(static_cast<double>(i / n) / 900.0);
+      v[i] = std::round(static_cast<float>(smooth + ((h >> 16) & 0xffff) / 262144.0) * 65536.f) / 65536.f;
+    }
+  }
+  saveImage(input, std::filesystem::path(dir) / "in16k.npy");
+  std::printf("16384x16384 f32 input (%.0f MiB) written to %s/in16k.npy; limit %s\n",
+              static_cast<double>(input.sizeBytes()) / (1 << 20), dir, formatByteSize(limit).c_str());
+
+  struct Row {
+    std::string title;
+    ParamValues params;
+    std::string conv;  // "", "direct" or "fft": a random kernel of that method
+    int kernel = 0;
+  };
+  const std::vector<Row> rows = {{"box r=7", {{"radius", "7"}}, "", 0},
+                                 {"sobel mag", {}, "", 0},
+                                 {"conv 15x15 direct", {}, "direct", 15},
+                                 {"conv 31x31 fft", {}, "fft", 31}};
+  for (const Row& row : rows) {
+    auto make = [&]() -> std::unique_ptr<Operation> {
+      if (row.conv.empty()) return findOperation(row.title.substr(0, row.title.find(' '))).make(row.params);
+      FilterSpec spec;
+      spec.op = FilterOp::Conv;
+      spec.kernel.width = spec.kernel.height = row.kernel;
+      for (int i = 0; i < row.kernel * row.kernel; ++i)
+        spec.kernel.values.push_back(std::cos(0.37 * i) / (row.kernel * row.kernel));
+      spec.method = row.conv == "fft" ? ConvMethod::Fft : ConvMethod::Direct;
+      return makeFilter(spec);
+    };
+    // Tiled first, in a context of its own, so the measured peak counts all it allocates.
+    TiledRun tiled;
+    {
+      GpuContext gpu;
+      setGpuMemoryLimit(limit);
+      auto op = make();
+      const std::size_t budget = gpuMemoryBudget(gpu);
+      const TilePlan plan = planTiles(*op, shapeOf(input), budget);
+      tiled = runTiled(gpu, *op, input, plan);
+      setGpuMemoryLimit(0);
+    }
+    Image whole;
+    double upMs = 0, computeMs = 0, downMs = 0;
+    {
+      GpuContext gpu;
+      auto op = make();
+      DeviceImage dIn = gpu.upload(input), dOut;
+      upMs = gpu.lastUpload().totalMs();
+      op->prepareGpu(gpu, dIn, dOut);
+      Event start, stop;
+      start.record(gpu.stream());
+      op->runGpu(gpu, dIn, dOut);
+      stop.record(gpu.stream());
+      stop.synchronize();
+      computeMs = stop.elapsedSince(start);
+      whole = gpu.download(dOut);
+      downMs = gpu.lastDownload().totalMs();
+    }
+    double worst = 0, peak = 0;
+    const auto a = tiled.output.samples<float>(), b = whole.samples<float>();
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      worst = std::max(worst, static_cast<double>(std::abs(a[i] - b[i])));
+      peak = std::max(peak, static_cast<double>(std::abs(b[i])));
+    }
+    std::printf("%-18s uncapped: upload %.1f ms, compute %.2f ms, download %.1f ms (one run)\n", row.title.c_str(),
+                upMs, computeMs, downMs);
+    std::printf("%-18s %s\n", "", tiled.summary().c_str());
+    std::printf("%-18s max |tiled - uncapped| = %.3g (%s; peak |out| %.3g)\n", "", worst,
+                worst == 0 ? "bit-identical" : "differs", peak);
+    EXPECT_LE(tiled.peakGpuBytes, limit) << row.title;
+    if (row.conv == "fft")
+      EXPECT_LE(worst, 1e-5 * peak) << row.title;
+    else
+      EXPECT_EQ(worst, 0.0) << row.title;
+  }
 }
 
 }  // namespace

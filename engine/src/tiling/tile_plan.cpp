@@ -36,8 +36,7 @@ std::size_t parseByteSize(std::string_view text) {
   if (text.empty()) throw bad("it is empty");
   if (text.front() == '-') throw bad("it is negative");
   std::size_t digits = 0;
-  while (digits < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[digits])) != 0 || text[digits] == '.'))
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) != 0 || text[digits] == '.'))
     ++digits;
   if (digits == 0) throw bad("it does not start with a number");
   double value = 0;
@@ -45,7 +44,8 @@ std::size_t parseByteSize(std::string_view text) {
   if (ec != std::errc() || ptr != text.data() + digits || !std::isfinite(value)) throw bad("the number is malformed");
   std::string suffix;
   for (char c : text.substr(digits))
-    if (!std::isspace(static_cast<unsigned char>(c))) suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double scale = 1;
   if (!suffix.empty() && suffix != "b") {
     const char unit = suffix.front();

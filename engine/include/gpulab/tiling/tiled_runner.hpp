@@ -87,10 +87,10 @@ struct TilePlan {
   int columns = 1;
   int rows = 1;
   int halo = 0;
-  bool wrap = false;             ///< windows gathered across the opposite edge (wrap border), not clipped
-  std::size_t budget = 0;        ///< the bytes a window may need
-  std::size_t windowBytes = 0;   ///< the estimate for the largest window
-  std::size_t wholeBytes = 0;    ///< the estimate for the whole image in one piece
+  bool wrap = false;            ///< windows gathered across the opposite edge (wrap border), not clipped
+  std::size_t budget = 0;       ///< the bytes a window may need
+  std::size_t windowBytes = 0;  ///< the estimate for the largest window
+  std::size_t wholeBytes = 0;   ///< the estimate for the whole image in one piece
 
   int count() const noexcept { return columns * rows; }
   bool tiled() const noexcept { return count() > 1; }
@@ -136,13 +136,13 @@ TilePlan planTiles(const Operation& op, const ImageShape& in, std::size_t budget
 struct TiledRun {
   Image output;
   TilePlan plan;
-  std::size_t limit = 0;     ///< gpuMemoryLimit() when the run started (0: none)
-  int distinctWindows = 0;   ///< window sizes (each prepared once: plans, spectra)
-  double prepareMs = 0;      ///< prepareGpu of each window size (plans, calibration): not in compute
-  double uploadMs = 0;       ///< sums over the tiles: host crop + staging + copy engine
-  double computeMs = 0;      ///< CUDA events around runGpu on gpu.stream(), summed
-  double downloadMs = 0;     ///< copy engine + staging + paste into the result
-  double wallMs = 0;         ///< the whole run, host clock
+  std::size_t limit = 0;         ///< gpuMemoryLimit() when the run started (0: none)
+  int distinctWindows = 0;       ///< window sizes (each prepared once: plans, spectra)
+  double prepareMs = 0;          ///< prepareGpu of each window size (plans, calibration): not in compute
+  double uploadMs = 0;           ///< sums over the tiles: host crop + staging + copy engine
+  double computeMs = 0;          ///< CUDA events around runGpu on gpu.stream(), summed
+  double downloadMs = 0;         ///< copy engine + staging + paste into the result
+  double wallMs = 0;             ///< the whole run, host clock
   std::size_t peakGpuBytes = 0;  ///< measured: free memory before the first tile minus the least after any
   /// "tiled: 9 tiles of 5462x5462 + halo 7, limit 512 MiB; upload 812 ms, compute 95.1 ms, download
   /// 700 ms (sums over tiles), wall 1702 ms; peak GPU use 300 MiB".
