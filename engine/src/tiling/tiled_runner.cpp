@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "gpulab/core/device.hpp"
-#include "gpulab/core/roi.hpp"
 #include "gpulab/core/timing.hpp"
 #include "gpulab/fft/fft_conv.hpp"
 #include "gpulab/fft/fft_filter.hpp"
@@ -154,25 +153,26 @@ std::string TiledRun::summary() const {
 
 namespace {
 
-/// Pixels `rect` of `image`, coordinates taken modulo the image's size (the wrap border's halo).
-Image gatherWrapped(const Image& image, const PixelRect& rect) {
-  Image out(rect.width, rect.height, image.channels(), image.type());
+/// Pixels `rect` of `image` into `out` (its allocation reused: no fresh pages per tile), coordinates
+/// taken modulo the image's size when `wrap` (the wrap border's halo; the rectangle may then lie
+/// partly outside the image), else `rect` must be inside it.
+void gatherWindow(const Image& image, const PixelRect& rect, bool wrap, Image& out) {
+  out.reshape(rect.width, rect.height, image.channels(), image.type());
   const std::size_t pixel = static_cast<std::size_t>(image.channels()) * bytesPerSample(image.type());
   const int w = image.width(), h = image.height();
   for (int y = 0; y < rect.height; ++y) {
-    const int sy = ((rect.y + y) % h + h) % h;
+    const int sy = wrap ? ((rect.y + y) % h + h) % h : rect.y + y;
     const std::byte* src = image.row<std::byte>(sy);
     std::byte* dst = out.row<std::byte>(y);
     int x = 0;
     while (x < rect.width) {
-      const int sx = ((rect.x + x) % w + w) % w;
+      const int sx = wrap ? ((rect.x + x) % w + w) % w : rect.x + x;
       const int run = std::min(rect.width - x, w - sx);
       std::memcpy(dst + static_cast<std::size_t>(x) * pixel, src + static_cast<std::size_t>(sx) * pixel,
                   static_cast<std::size_t>(run) * pixel);
       x += run;
     }
   }
-  return out;
 }
 
 /// A fresh operation like `op` where its buffers depend on the window size (FFT plans and kernel
@@ -224,7 +224,7 @@ TiledRun runTiled(GpuContext& gpu, Operation& op, const Image& in, const TilePla
     const PixelRect t = plan.tile(i);
     const PixelRect w = plan.window(i);
     Stopwatch host;
-    window = plan.wrap ? gatherWrapped(in, w) : crop(in, w);
+    gatherWindow(in, w, plan.wrap, window);
     const double cropMs = host.elapsedMs();
     if (sizeOf(i) != currentSize) {
       // Free the last size's buffers before the next size's exist (never both at once).
