@@ -20,6 +20,7 @@
 #include "gpulab/filters/conv2d.hpp"
 #include "gpulab/filters/conv_method.hpp"
 #include "gpulab/filters/sobel.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 
 namespace gpulab {
 
@@ -156,14 +157,13 @@ namespace {
 /// Pixels `rect` of `image` into `out` (its allocation reused: no fresh pages per tile), coordinates
 /// taken modulo the image's size when `wrap` (the wrap border's halo; the rectangle may then lie
 /// partly outside the image), else `rect` must be inside it.
-void gatherWindow(const Image& image, const PixelRect& rect, bool wrap, Image& out) {
-  out.reshape(rect.width, rect.height, image.channels(), image.type());
+void gatherRows(const Image& image, const PixelRect& rect, bool wrap, std::byte* out) {
   const std::size_t pixel = static_cast<std::size_t>(image.channels()) * bytesPerSample(image.type());
   const int w = image.width(), h = image.height();
   for (int y = 0; y < rect.height; ++y) {
     const int sy = wrap ? ((rect.y + y) % h + h) % h : rect.y + y;
     const std::byte* src = image.row<std::byte>(sy);
-    std::byte* dst = out.row<std::byte>(y);
+    std::byte* dst = out + static_cast<std::size_t>(y) * static_cast<std::size_t>(rect.width) * pixel;
     int x = 0;
     while (x < rect.width) {
       const int sx = wrap ? ((rect.x + x) % w + w) % w : rect.x + x;
@@ -173,6 +173,11 @@ void gatherWindow(const Image& image, const PixelRect& rect, bool wrap, Image& o
       x += run;
     }
   }
+}
+
+void gatherWindow(const Image& image, const PixelRect& rect, bool wrap, Image& out) {
+  out.reshape(rect.width, rect.height, image.channels(), image.type());
+  gatherRows(image, rect, wrap, out.data());
 }
 
 /// A fresh operation like `op` where its buffers depend on the window size (FFT plans and kernel
@@ -211,22 +216,26 @@ TiledRun runTiled(GpuContext& gpu, Operation& op, const Image& in, const TilePla
   gpu.synchronize();
   const std::size_t freeBefore = deviceMemory(gpu.device()).free;
   std::size_t leastFree = freeBefore;
-  Event start, stop;
+  Event start, stop, copyStart, copyStop;
   DeviceImage dIn, dOut;
   Image window, filtered;
   std::unique_ptr<Operation> fresh;
   std::pair<int, int> currentSize{-1, -1};
-  const std::size_t outPixel = static_cast<std::size_t>(outShape.channels) * bytesPerSample(outShape.type);
+  const std::size_t inSample = bytesPerSample(in.type()), outSample = bytesPerSample(outShape.type);
+  const std::size_t outPixel = static_cast<std::size_t>(outShape.channels) * outSample;
+  // One plane in or out: straight between the image and pinned buffers of our own (one host copy
+  // fewer, and only the interior comes back); more channels go through the context's
+  // (de)interleaving upload and download.
+  const bool planarIn = in.channels() == 1, planarOut = outShape.channels == 1;
+  PinnedBuffer hostIn, hostOut;
 
   for (std::size_t n = 0; n < order.size(); ++n) {
     const int i = order[n];
     control.throwIfCancelled();
     const PixelRect t = plan.tile(i);
     const PixelRect w = plan.window(i);
-    Stopwatch host;
-    gatherWindow(in, w, plan.wrap, window);
-    const double cropMs = host.elapsedMs();
-    if (sizeOf(i) != currentSize) {
+    const bool newSize = sizeOf(i) != currentSize;
+    if (newSize) {
       // Free the last size's buffers before the next size's exist (never both at once).
       dIn = DeviceImage();
       dOut = DeviceImage();
@@ -234,27 +243,62 @@ TiledRun runTiled(GpuContext& gpu, Operation& op, const Image& in, const TilePla
       fresh = freshCopy(op);
       currentSize = sizeOf(i);
       ++run.distinctWindows;
-      gpu.upload(window, dIn);
-      run.prepareMs += (fresh ? *fresh : op).prepareGpu(gpu, dIn, dOut);
-    } else {
-      gpu.upload(window, dIn);
     }
+    Stopwatch host;
+    if (planarIn) {
+      const std::size_t rowBytes = static_cast<std::size_t>(w.width) * inSample;
+      hostIn.reserve(rowBytes * static_cast<std::size_t>(w.height));
+      gatherRows(in, w, plan.wrap, hostIn.as<std::byte>());
+      const double gatherMs = host.elapsedMs();
+      if (dIn.empty()) dIn = DeviceImage(w.width, w.height, 1, in.type());
+      copyStart.record(gpu.stream());
+      GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(dIn.planeData(0), dIn.pitch(), hostIn.data(), rowBytes, rowBytes,
+                                          static_cast<std::size_t>(w.height), cudaMemcpyHostToDevice, gpu.stream()));
+      copyStop.record(gpu.stream());
+      copyStop.synchronize();
+      run.uploadMs += gatherMs + copyStop.elapsedSince(copyStart);
+    } else {
+      gatherWindow(in, w, plan.wrap, window);
+      const double gatherMs = host.elapsedMs();
+      gpu.upload(window, dIn);
+      run.uploadMs += gatherMs + gpu.lastUpload().totalMs();
+    }
+    if (newSize) run.prepareMs += (fresh ? *fresh : op).prepareGpu(gpu, dIn, dOut);
     Operation& target = fresh ? *fresh : op;
-    run.uploadMs += cropMs + gpu.lastUpload().totalMs();
     start.record(gpu.stream());
     target.runGpu(gpu, dIn, dOut);
     stop.record(gpu.stream());
     stop.synchronize();
     run.computeMs += stop.elapsedSince(start);
     leastFree = std::min(leastFree, deviceMemory(gpu.device()).free);
-    gpu.download(dOut, filtered);
-    Stopwatch paste;
     const int ix = t.x - w.x, iy = t.y - w.y;  // the interior inside the window
+    const std::size_t interiorRow = static_cast<std::size_t>(t.width) * outPixel;
+    const std::byte* source = nullptr;
+    std::size_t sourceStride = 0;
+    double copyMs = 0;
+    if (planarOut) {
+      hostOut.reserve(interiorRow * static_cast<std::size_t>(t.height));
+      copyStart.record(gpu.stream());
+      GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(
+          hostOut.data(), interiorRow,
+          dOut.planeData(0) + static_cast<std::size_t>(iy) * dOut.pitch() + static_cast<std::size_t>(ix) * outSample,
+          dOut.pitch(), interiorRow, static_cast<std::size_t>(t.height), cudaMemcpyDeviceToHost, gpu.stream()));
+      copyStop.record(gpu.stream());
+      copyStop.synchronize();
+      copyMs = copyStop.elapsedSince(copyStart);
+      source = hostOut.as<std::byte>();
+      sourceStride = interiorRow;
+    } else {
+      gpu.download(dOut, filtered);
+      copyMs = gpu.lastDownload().totalMs();
+      source = filtered.row<std::byte>(iy) + static_cast<std::size_t>(ix) * outPixel;
+      sourceStride = filtered.rowBytes();
+    }
+    Stopwatch paste;
     for (int y = 0; y < t.height; ++y)
       std::memcpy(run.output.row<std::byte>(t.y + y) + static_cast<std::size_t>(t.x) * outPixel,
-                  filtered.row<std::byte>(iy + y) + static_cast<std::size_t>(ix) * outPixel,
-                  static_cast<std::size_t>(t.width) * outPixel);
-    run.downloadMs += gpu.lastDownload().totalMs() + paste.elapsedMs();
+                  source + static_cast<std::size_t>(y) * sourceStride, interiorRow);
+    run.downloadMs += copyMs + paste.elapsedMs();
     control.report(static_cast<double>(n + 1) / static_cast<double>(order.size()));
   }
   run.peakGpuBytes = freeBefore - leastFree;

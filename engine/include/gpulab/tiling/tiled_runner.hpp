@@ -139,9 +139,9 @@ struct TiledRun {
   std::size_t limit = 0;         ///< gpuMemoryLimit() when the run started (0: none)
   int distinctWindows = 0;       ///< window sizes (each prepared once: plans, spectra)
   double prepareMs = 0;          ///< prepareGpu of each window size (plans, calibration): not in compute
-  double uploadMs = 0;           ///< sums over the tiles: host crop + staging + copy engine
+  double uploadMs = 0;           ///< sums over the tiles: host gather (into pinned staging) + copy engine
   double computeMs = 0;          ///< CUDA events around runGpu on gpu.stream(), summed
-  double downloadMs = 0;         ///< copy engine + staging + paste into the result
+  double downloadMs = 0;         ///< copy engine (the interior alone for one channel) + paste into the result
   double wallMs = 0;             ///< the whole run, host clock
   std::size_t peakGpuBytes = 0;  ///< measured: free memory before the first tile minus the least after any
   /// "tiled: 9 tiles of 5462x5462 + halo 7, limit 512 MiB; upload 812 ms, compute 95.1 ms, download
