@@ -3,13 +3,13 @@
 # every test binary, compute-sanitizer memcheck on the GPU tests, and the benchmarks.
 # Deliberate API failures (the out-of-memory tests) are the tests' business: memcheck reports
 # memory access errors and leaks. Logs go to $OUT (or out/), one folder per step, packed into
-# logs.tar.gz. Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] [deep] [shots] (default: all)
+# logs.tar.gz. Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] [deep] [shots] [tiles] (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
 logs=$(mktemp -d)
 cd "$root"
-steps=${*:-tests sanitize bench deep shots}
+steps=${*:-tests sanitize bench deep shots tiles}
 
 # The test binaries name /work/main/... (this build's source dir): make that path point here.
 if [ ! -e /work/main/resources ]; then mkdir -p /work && ln -sfn "$root" /work/main; fi
@@ -118,5 +118,24 @@ if [[ $steps == *shots* ]]; then
   } > "$out/shots.txt" 2>&1
   tar cf "$out/shots.tar" -C "$shots" .
   cat "$out/shots.txt"
+fi
+# Images bigger than the GPU: a 16384x16384 f32 image under --gpu-memory-limit 512M against the same
+# run uncapped, in process for box, Sobel, direct and FFT convolution (max difference, tiles, timings,
+# measured peak), then through gpulab-cli (the files compared byte for byte) and the FFT filter's refusal.
+if [[ $steps == *tiles* ]]; then
+  big=$(mktemp -d); cli=build/app/cli/gpulab-cli
+  {
+    GPULAB_TILING_16K=$big build/tests/test_tiled_gpu --gtest_brief=1 --gtest_filter='TiledGpuLarge.*'
+    for cap in 0 512M; do
+      $cli filter --op box --radius 7 --in "$big/in16k.npy" --out "$big/box-$cap.npy" --reps 3 --gpu-memory-limit $cap
+    done
+    cmp "$big/box-0.npy" "$big/box-512M.npy" && echo "box r=7, 16384x16384 f32: uncapped and 512M outputs are byte-identical"
+    md5sum "$big"/box-*.npy | sed "s|$big/||"
+    printf '1 2 3 2 1\n2 4 6 4 2\n3 6 9 6 3\n2 4 6 4 2\n1 2 3 2 1\n' > "$big/k5.txt"
+    $cli filter --op conv --kernel "$big/k5.txt" --in "$big/in16k.npy" --out "$big/conv.npy" --gpu-memory-limit 512M --json "$big/conv.json" && cat "$big/conv.json"
+    $cli fft --cutoff 0.2 --in "$big/in16k.npy" --out "$big/fft.npy" --gpu-memory-limit 512M; echo "fft exit $?"
+  } > "$out/tiles.txt" 2>&1
+  rm -rf "$big"
+  cat "$out/tiles.txt"
 fi
 tar czf "$out/logs.tar.gz" -C "$logs" .

@@ -23,6 +23,7 @@
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/measure/ceiling.hpp"
 #include "gpulab/measure/harness.hpp"
+#include "gpulab/tiling/tiled_runner.hpp"
 
 namespace gpulab::cli {
 
@@ -96,6 +97,18 @@ void filterImage(const FftArgs& a) {
   std::printf("fft %s on %s\n", filter.describe().c_str(), img.describe().c_str());
 
   const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
+  if (gpuRun) {
+    // The FFT filter transforms the whole image at once: it does not run in tiles (tiled_runner.hpp).
+    const std::size_t budget = gpuMemoryBudget(*gpu), needed = gpuBytesEstimate(filter, shapeOf(img));
+    if (needed > budget) {
+      std::string why;
+      tileHalo(filter, shapeOf(img), &why);
+      throw std::runtime_error("the " + img.describe() + " image needs about " + formatByteSize(needed) +
+                               " of GPU memory for the FFT filter, more than the " + formatByteSize(budget) + " that " +
+                               (gpuMemoryLimit() == 0 ? "the free GPU memory" : "--gpu-memory-limit") +
+                               " allows, and " + why + "; raise --gpu-memory-limit or use --device cpu");
+    }
+  }
   MeasureSetup setup;
   setup.wantGpu = gpuRun;
   setup.wantCpu = !gpuRun;

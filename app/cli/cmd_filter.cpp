@@ -6,7 +6,11 @@
 // The options come from the operations' parameters (--radius, --component, --kernel, ...): a new
 // filter brings its own. A u8 photo gives a u8 result, a 16-bit PNG/TIFF a u16 result (filtered as
 // f32, or as u16 by auto-levels), a float .npy or TIFF a float result (write it to .npy or .tif). The output's format
-// is checked before the filter runs. Operations with a method other than direct add a line saying what ran:
+// is checked before the filter runs. An image beyond the GPU memory the engine may use
+// (--gpu-memory-limit, or the free memory) runs in tiles with halos (tiling/tiled_runner.hpp), once,
+// with a line naming the tiles:
+//   tiled: 9 tiles of 5462x5462 + halo 7, limit 512 MiB; upload 812 ms, compute 95.1 ms, ...
+// Operations with a method other than direct add a line saying what ran:
 //   method: auto -> fft (cost model: direct 1.2e-09 ms/MAC + 0.004 ms, fft ...; ready in 85.2 ms)
 #include <cstdio>
 #include <map>
@@ -23,6 +27,7 @@
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "gpulab/measure/json.hpp"
+#include "gpulab/tiling/tiled_runner.hpp"
 #include "op_options.hpp"
 
 namespace gpulab::cli {
@@ -40,6 +45,57 @@ struct FilterArgs {
   int level = SaveOptions{}.compressionLevel;
   OperationOptions params;
 };
+
+void saveResult(const FilterArgs& a, Image result, const FilterInput& input) {
+  SaveOptions save;
+  save.jpegQuality = a.quality;
+  save.compressionLevel = a.level;
+  saveImage(finishFilterResult(std::move(result), input), a.out, save);
+}
+
+/// The image in tiles when it needs more GPU memory than the engine may use; false when it fits.
+bool runTiledIfNeeded(const FilterArgs& a, GpuContext& gpu, Operation& op, const FilterInput& input,
+                      const ImageShape& inShape) {
+  const Image& img = input.image;
+  const ImageShape shape = shapeOf(img);
+  const std::size_t budget = gpuMemoryBudget(gpu);
+  const std::size_t needed = gpuBytesEstimate(op, shape);
+  if (needed <= budget) return false;
+  const std::string limit = gpuMemoryLimit() == 0 ? "the free GPU memory" : "--gpu-memory-limit";
+  TilePlan plan;
+  try {
+    plan = planTiles(op, shape, budget);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("the " + describe(shape) + " image needs about " + formatByteSize(needed) +
+                             " of GPU memory for " + op.describe() + ", more than the " + formatByteSize(budget) +
+                             " that " + limit + " allows, and " + e.what() +
+                             "; raise --gpu-memory-limit or use --device cpu");
+  }
+  TiledRun run = runTiled(gpu, op, img, plan);
+  std::printf("%s (one run; %s budget, whole image about %s)\n", run.summary().c_str(), formatByteSize(budget).c_str(),
+              formatByteSize(needed).c_str());
+  saveResult(a, std::move(run.output), input);
+  std::printf("wrote %s: %s of %s\n", a.out.c_str(), op.describe().c_str(), describe(inShape).c_str());
+  if (!a.json.empty()) {
+    nlohmann::json report = jsonReport(std::nullopt, std::nullopt);
+    report["tiled"] = {{"operation", op.describe()},
+                       {"tiles", plan.count()},
+                       {"tile_width", plan.tileWidth},
+                       {"tile_height", plan.tileHeight},
+                       {"halo", plan.halo},
+                       {"limit_bytes", run.limit},
+                       {"budget_bytes", budget},
+                       {"peak_gpu_bytes", run.peakGpuBytes},
+                       {"upload_ms", run.uploadMs},
+                       {"compute_ms", run.computeMs},
+                       {"download_ms", run.downloadMs},
+                       {"prepare_ms", run.prepareMs},
+                       {"wall_ms", run.wallMs}};
+    writeJson(report, a.json);
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+  return true;
+}
 
 void run(const FilterArgs& a) {
   const OperationInfo& info = asUsage([&]() -> const OperationInfo& { return findOperation(a.op); });
@@ -69,6 +125,7 @@ void run(const FilterArgs& a) {
   if (!input.note.empty()) std::printf("note: %s\n", input.note.c_str());
 
   const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
+  if (gpuRun && runTiledIfNeeded(a, *gpu, *op, input, inShape)) return;
   MeasureSetup setup;
   setup.wantGpu = gpuRun;
   setup.wantCpu = !gpuRun;
@@ -78,10 +135,7 @@ void run(const FilterArgs& a) {
   MeasureResult result = measure(*op, img, setup, MeasurePolicy::command(a.reps > 0 || gpuRun ? a.reps : 1));
   printTimings(result.record);
   printMethodLine(result.record);
-  SaveOptions save;
-  save.jpegQuality = a.quality;
-  save.compressionLevel = a.level;
-  saveImage(finishFilterResult(std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input), a.out, save);
+  saveResult(a, std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input);
   std::printf("wrote %s: %s of %s\n", a.out.c_str(), op->describe().c_str(), describe(inShape).c_str());
   if (!a.json.empty()) {
     nlohmann::json report = jsonReport(std::nullopt, std::nullopt);

@@ -1,7 +1,8 @@
 // Options every subcommand takes, before or after its name: --gpu N (the device the engine computes
-// on), --cpu-threads 1|all|N (the CPU baselines' threads) and --max-image-side / --max-image-pixels
-// (the largest image a file may hold; over GPULAB_MAX_IMAGE_SIDE / GPULAB_MAX_IMAGE_PIXELS). Applied
-// once parsing is complete, before any subcommand runs.
+// on), --cpu-threads 1|all|N (the CPU baselines' threads), --max-image-side / --max-image-pixels
+// (the largest image a file may hold; over GPULAB_MAX_IMAGE_SIDE / GPULAB_MAX_IMAGE_PIXELS) and
+// --gpu-memory-limit BYTES (what the engine may use on the GPU; GPULAB_GPU_MEMORY_LIMIT when not given:
+// images beyond it run in tiles). Applied once parsing is complete, before any subcommand runs.
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "gpulab/core/cpu_threads.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/io/image_io.hpp"
+#include "gpulab/tiling/tiled_runner.hpp"
 
 namespace gpulab::cli {
 
@@ -21,6 +23,7 @@ struct GlobalOptions {
   std::string cpuThreads;
   std::string maxImageSide;
   std::string maxImagePixels;
+  std::string gpuMemoryLimit;
 };
 
 /// One image limit: the option's value when given, else the environment variable's, else none.
@@ -71,8 +74,25 @@ void registerGlobalOptions(CLI::App& app) {
   app.add_option("--max-image-pixels", options->maxImagePixels,
                  "Largest image a file may hold, in pixels in all (1 to 268435456 = 256 megapixels, the default); "
                  "overrides GPULAB_MAX_IMAGE_PIXELS");
+  app.add_option("--gpu-memory-limit", options->gpuMemoryLimit,
+                 "GPU memory the engine may use, in bytes or with K/M/G (512M, 1.5GiB; 0 = the free memory; "
+                 "default: $GPULAB_GPU_MEMORY_LIMIT). Box, Sobel and convolution run larger images in tiles")
+      ->check([](const std::string& text) {
+        try {
+          parseByteSize(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      });
   app.parse_complete_callback([options] {
     applyImageLimits(*options);
+    try {
+      applyGpuMemoryLimitFromEnvironment();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!options->gpuMemoryLimit.empty()) setGpuMemoryLimit(parseByteSize(options->gpuMemoryLimit));
     if (!options->cpuThreads.empty()) setCpuThreads(parseCpuThreads(options->cpuThreads));
     if (options->gpu >= 0 || options->gpu < -1) {
       try {

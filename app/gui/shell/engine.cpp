@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "gpulab/core/version.hpp"
+#include "gpulab/tiling/tiled_runner.hpp"
 #include "widgets/image_convert.hpp"
 
 namespace gpulab::gui {
@@ -66,7 +67,15 @@ void WorkerContext::setPhoto(gpulab::Image image, const QString& source) {
   std::optional<gpulab::Measurement> upload;
   QString gpuNote;
   devicePhoto_ = {};  // the previous photo's memory goes back before the new one is allocated
-  if (gpu_) {
+  const std::size_t limit = gpulab::gpuMemoryLimit();
+  const gpulab::ImageShape shape = gpulab::shapeOf(image);
+  if (gpu_ && limit != 0 && image.sizeBytes() > limit) {
+    gpuNote = QString::fromStdString("the " + gpulab::describe(shape) + " photo (" +
+                                     gpulab::formatByteSize(image.sizeBytes()) +
+                                     ") is larger than the GPU memory limit of " + gpulab::formatByteSize(limit) +
+                                     " (File > GPU Memory Limit): it stays on the host and runs on the CPU; "
+                                     "gpulab-cli filter runs such images on the GPU in tiles");
+  } else if (gpu_) {
     try {
       gpu_->upload(image, devicePhoto_);
       // The first upload pays for allocations (device image, pinned staging); the second, into the

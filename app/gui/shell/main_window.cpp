@@ -28,6 +28,7 @@
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "photo/photo_tab.hpp"
+#include "shell/gpu_memory_setting.hpp"
 #include "shell/resource_paths.hpp"
 #include "shell/theme.hpp"
 #include "widgets/device_panel.hpp"
@@ -88,6 +89,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     }
   });
 
+  if (const QString problem = applyGpuMemoryLimitAtStartup(options_.persistSettings); !problem.isEmpty())
+    showMessage(problem);
   if (options_.persistSettings) {
     QSettings settings;
     recent_ = settings.value(QStringLiteral("recentFiles")).toStringList();
@@ -276,6 +279,14 @@ void MainWindow::createMenusAndToolBar() {
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addSeparator();
   file->addAction(saveAsAction_);
+  file->addSeparator();
+  QAction* gpuLimit = file->addAction(tr("&GPU Memory Limit..."));
+  gpuLimit->setObjectName(QStringLiteral("gpuMemoryLimitAction"));
+  gpuLimit->setToolTip(tr("What the engine may use on the GPU (as gpulab-cli --gpu-memory-limit)"));
+  connect(gpuLimit, &QAction::triggered, this, [this] {
+    const QString message = editGpuMemoryLimit(this, options_.persistSettings);
+    if (!message.isEmpty()) showMessage(message);
+  });
   file->addSeparator();
   file->addAction(quitAction_);
 
