@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <filesystem>
@@ -51,7 +54,7 @@ TEST(BatchGui, RunsTheFilterOverAFolderOffTheGuiThread) {
   const fs::path root = tmp.path().toStdString();
   writePhotos(root / "in", 6, 90);
   { std::ofstream(root / "in/broken.png") << "\x89PNG\r\n\x1a\n cut short"; }
-  BatchDialog dialog(findOperation("box"), {{"radius", "2"}}, false);
+  BatchDialog dialog(findOperation("box"), {{"radius", "2"}}, GpuChoices{});
   dialog.show();
   dialog.setFolders(QString::fromStdString((root / "in").string()), QString::fromStdString((root / "out").string()));
   dialog.setFormat(QStringLiteral("jpg"));
@@ -79,7 +82,7 @@ TEST(BatchGui, CancelStopsTheBatch) {
   QTemporaryDir tmp;
   const fs::path root = tmp.path().toStdString();
   writePhotos(root / "in", 40, 200);
-  BatchDialog dialog(findOperation("box"), {{"radius", "3"}}, false);
+  BatchDialog dialog(findOperation("box"), {{"radius", "3"}}, GpuChoices{});
   dialog.setFolders(QString::fromStdString((root / "in").string()), QString::fromStdString((root / "out").string()));
   FinishedCount finished(dialog);
   dialog.start();
@@ -92,7 +95,7 @@ TEST(BatchGui, CancelStopsTheBatch) {
 
 TEST(BatchGui, AProblemBeforeTheStartIsOneSentence) {
   app();
-  BatchDialog dialog(findOperation("box"), {{"radius", "2"}}, false);
+  BatchDialog dialog(findOperation("box"), {{"radius", "2"}}, GpuChoices{});
   FinishedCount finished(dialog);
   dialog.start();
   EXPECT_EQ(finished.count, 1);
@@ -107,3 +110,61 @@ TEST(BatchGui, AProblemBeforeTheStartIsOneSentence) {
 
 }  // namespace
 }  // namespace gpulab::gui
+
+// The GPUs of a batch: a checkbox each, the selected device checked by default, at least one stays
+// checked, and running on the CPU greys the list out. The device lists are given, so it runs here.
+TEST(BatchGui, GpuListChoosesThePipelines) {
+  app();
+  GpuChoices two;
+  two.labels = {QStringLiteral("GPU 0 (NVIDIA H100 80GB HBM3)"), QStringLiteral("GPU 1 (NVIDIA H100 80GB HBM3)")};
+  two.selected = 0;
+  BatchDialog dialog(findOperation("box"), {{"radius", "2"}}, two);
+  auto* list = dialog.findChild<GpuCheckList*>(QStringLiteral("batchGpus"));
+  auto* gpu0 = dialog.findChild<QCheckBox*>(QStringLiteral("batchGpu0"));
+  auto* gpu1 = dialog.findChild<QCheckBox*>(QStringLiteral("batchGpu1"));
+  auto* device = dialog.findChild<QComboBox*>(QStringLiteral("batchDevice"));
+  ASSERT_TRUE(list && gpu0 && gpu1 && device);
+  EXPECT_EQ(list->checked(), std::vector<int>({0}));
+  gpu1->setChecked(true);
+  EXPECT_EQ(list->checked(), std::vector<int>({0, 1}));
+  gpu0->setChecked(false);
+  gpu1->setChecked(false);  // the last one checked stays checked
+  EXPECT_EQ(list->checked(), std::vector<int>({1}));
+  EXPECT_TRUE(list->isEnabled());
+  device->setCurrentIndex(1);  // CPU
+  EXPECT_FALSE(list->isEnabled());
+  device->setCurrentIndex(0);
+  EXPECT_TRUE(list->isEnabled());
+  EXPECT_TRUE(gpu0->toolTip().contains(QStringLiteral("own pipeline")));
+  const QString shot = QString::fromUtf8(qgetenv("GPULAB_BATCH_GPUS_SHOT"));
+  if (!shot.isEmpty()) {
+    dialog.show();
+    dialog.grab().save(shot);
+  }
+
+  BatchDialog none(findOperation("box"), {{"radius", "2"}}, GpuChoices{});
+  EXPECT_NE(none.findChild<QLabel*>(QStringLiteral("batchNoGpu")), nullptr);
+  EXPECT_FALSE(none.findChild<QComboBox*>(QStringLiteral("batchDevice"))->isEnabled());
+}
+
+// On a GPU machine the batch runs on the machine's devices as the list gives them, and the summary
+// names them.
+TEST(BatchGui, GpuBatchNamesItsDevices) {
+  GPULAB_REQUIRE_GPU();
+  app();
+  QTemporaryDir tmp;
+  const fs::path root = tmp.path().toStdString();
+  writePhotos(root / "in", 4, 64);
+  GpuChoices gpus = listGpus();
+  BatchDialog dialog(findOperation("box"), {{"radius", "2"}}, gpus);
+  for (QCheckBox* box : dialog.findChildren<QCheckBox*>())
+    if (box->isEnabled()) box->setChecked(true);  // every GPU
+  dialog.setFolders(QString::fromStdString((root / "in").string()), QString::fromStdString((root / "out").string()));
+  FinishedCount finished(dialog);
+  dialog.start();
+  waitFinished(finished, 0);
+  ASSERT_EQ(finished.count, 1) << dialog.statusText().toStdString();
+  const QString summary = dialog.summaryText();
+  EXPECT_TRUE(summary.contains(QStringLiteral("4 of 4 images written"))) << summary.toStdString();
+  EXPECT_TRUE(summary.contains(gpus.labels.back().section(QLatin1Char(' '), 0, 1))) << summary.toStdString();
+}

@@ -34,8 +34,9 @@ QString stage(const char* name, double ms, int images) {
 
 }  // namespace
 
-BatchDialog::BatchDialog(const gpulab::OperationInfo& info, gpulab::ParamValues params, bool gpu, QWidget* parent)
-    : QDialog(parent), info_(info), params_(std::move(params)), gpu_(gpu) {
+BatchDialog::BatchDialog(const gpulab::OperationInfo& info, gpulab::ParamValues params, const GpuChoices& gpus,
+                         QWidget* parent)
+    : QDialog(parent), info_(info), params_(std::move(params)), gpu_(!gpus.labels.isEmpty()) {
   setObjectName(QStringLiteral("batchDialog"));
   QString description = QString::fromStdString(info.title);
   try {
@@ -76,6 +77,13 @@ BatchDialog::BatchDialog(const gpulab::OperationInfo& info, gpulab::ParamValues 
     device_->setEnabled(false);
     device_->setToolTip(tr("There is no CUDA device: the CPU runs the batch"));
   }
+  gpus_ = new GpuCheckList(gpus, QStringLiteral("batch"),
+                           tr("Each checked GPU runs its own pipeline; they share the decoding and encoding threads, "
+                              "so more GPUs pay when the filter, not the codecs, is the slow stage (the summary "
+                              "says which stage limited the run)."),
+                           tr("No GPU: the CPU runs the batch."));
+  connect(device_, &QComboBox::currentIndexChanged, this,
+          [this] { gpus_->setEnabled(device_->currentData().toBool() && gpu_); });
 
   auto* form = new QFormLayout;
   form->addRow(tr("Filter:"), new QLabel(description));
@@ -83,6 +91,7 @@ BatchDialog::BatchDialog(const gpulab::OperationInfo& info, gpulab::ParamValues 
   form->addRow(tr("Output:"), outRow);
   form->addRow(tr("Format:"), format_);
   form->addRow(tr("Run on:"), device_);
+  form->addRow(tr("GPUs:"), gpus_);
 
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("batchProgress"));
@@ -187,6 +196,7 @@ void BatchDialog::start() {
   }
   options.outDir = output.toStdString();
   options.useGpu = device_->currentData().toBool() && gpu_;
+  if (options.useGpu) options.devices = gpus_->checked();
   options.cancel = &cancel_;
   options.onProgress = [this](const gpulab::BatchProgress& p) {
     QMetaObject::invokeMethod(
@@ -247,7 +257,7 @@ void BatchDialog::showSummary(const gpulab::BatchSummary& s) {
                .arg(s.written)
                .arg(s.total)
                .arg(s.wallS, 0, 'f', 2)
-               .arg(QString::fromStdString(s.device))
+               .arg(QString::fromStdString(s.devices.empty() ? s.device : s.devices))
                .arg(s.cancelled ? tr(" (cancelled)") : QString());
   lines << tr("%1 images/s, %2 MB/s of input files")
                .arg(s.imagesPerSecond(), 0, 'f', 1)
@@ -263,6 +273,15 @@ void BatchDialog::showSummary(const gpulab::BatchSummary& s) {
   stages << stage("encode", s.stages.encodeMs, n);
   lines << tr("Time per stage, summed over threads: %1").arg(stages.join(QStringLiteral(", ")));
   if (s.gpuBusy >= 0) lines << tr("GPU busy %1% of the time").arg(100.0 * s.gpuBusy, 0, 'f', 1);
+  if (s.pipelines.size() > 1)
+    for (const gpulab::BatchPipeline& p : s.pipelines)
+      lines << tr("  %1: %2 images, %3 images/s")
+                   .arg(QString::fromStdString(p.label))
+                   .arg(p.images)
+                   .arg(p.imagesPerSecond(s.wallS), 0, 'f', 1);
+  if (const std::string limit = s.limitSentence(); !limit.empty())
+    lines << tr("Limit: %1").arg(QString::fromStdString(limit));
+  for (const std::string& note : s.notes) lines << QString::fromStdString(note);
   if (!s.failures.empty()) {
     lines << tr("Failed: %1 of %2 files").arg(s.failures.size()).arg(s.total);
     for (const gpulab::BatchFailure& f : s.failures) lines << QStringLiteral("  ") + QString::fromStdString(f.reason);
@@ -275,8 +294,9 @@ void BatchDialog::showSummary(const gpulab::BatchSummary& s) {
   emit finished();
 }
 
-void openBatchDialog(QWidget* parent, const gpulab::OperationInfo& info, const gpulab::ParamValues& params, bool gpu) {
-  auto* dialog = new BatchDialog(info, params, gpu, parent);
+void openBatchDialog(QWidget* parent, const gpulab::OperationInfo& info, const gpulab::ParamValues& params,
+                     const GpuChoices& gpus) {
+  auto* dialog = new BatchDialog(info, params, gpus, parent);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   dialog->show();
 }

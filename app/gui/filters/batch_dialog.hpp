@@ -14,6 +14,7 @@
 #include "gpulab/core/operation.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/pipeline/batch.hpp"
+#include "widgets/gpu_checklist.hpp"
 
 class QComboBox;
 class QLabel;
@@ -28,8 +29,11 @@ class BatchDialog : public QDialog {
   Q_OBJECT
 
  public:
-  /// For `info` with `params` (what the Filters tab's controls hold); `gpu`: a CUDA device exists.
-  BatchDialog(const gpulab::OperationInfo& info, gpulab::ParamValues params, bool gpu, QWidget* parent = nullptr);
+  /// For `info` with `params` (what the Filters tab's controls hold) on the machine's `gpus` (none: the
+  /// CPU runs the batch). With several GPUs, the checked ones each run a pipeline fed from the same
+  /// decode and encode threads.
+  BatchDialog(const gpulab::OperationInfo& info, gpulab::ParamValues params, const GpuChoices& gpus,
+              QWidget* parent = nullptr);
   /// Cancels a batch still running and waits for the images in flight (a few).
   ~BatchDialog() override;
 
@@ -59,6 +63,7 @@ class BatchDialog : public QDialog {
   const gpulab::OperationInfo& info_;
   gpulab::ParamValues params_;
   bool gpu_;
+  GpuCheckList* gpus_ = nullptr;
   std::atomic<bool> cancel_{false};
   std::thread thread_;
   bool running_ = false;
@@ -75,6 +80,7 @@ class BatchDialog : public QDialog {
 };
 
 /// Opens the dialog for the Filters tab (modeless, deleted when closed).
-void openBatchDialog(QWidget* parent, const gpulab::OperationInfo& info, const gpulab::ParamValues& params, bool gpu);
+void openBatchDialog(QWidget* parent, const gpulab::OperationInfo& info, const gpulab::ParamValues& params,
+                     const GpuChoices& gpus);
 
 }  // namespace gpulab::gui

@@ -88,7 +88,7 @@ QWidget* FiltersTab::buildControls() {
   folderButton->setObjectName(QStringLiteral("filterApplyToFolder"));
   folderButton->setToolTip(tr("Run this filter over every image of a folder and write the results to another"));
   connect(folderButton, &QPushButton::clicked, this,
-          [this] { openBatchDialog(this, *current().info, paramValues(), gpuAvailable_); });
+          [this] { openBatchDialog(this, *current().info, paramValues(), gpuChoices_); });
 
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("filterProgress"));

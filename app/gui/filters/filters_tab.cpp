@@ -39,6 +39,7 @@ struct DeviceAnswer {
   QString name;
   QString why;  // why there is no GPU
   int cpuThreads = 0;
+  GpuChoices gpus;  // every device, for Apply to folder
 };
 
 }  // namespace
@@ -203,11 +204,15 @@ void FiltersTab::queryDevice() {
         if (a.gpu) a.name = QString::fromStdString(ctx.devices().devices.at(ctx.gpu().device()).name);
         if (!a.gpu) a.why = ctx.gpuError();
         a.cpuThreads = gpulab::cpuThreads();
+        for (const gpulab::DeviceInfo& d : ctx.devices().devices)
+          a.gpus.labels << QStringLiteral("GPU %1 (%2)").arg(d.index).arg(QString::fromStdString(d.name));
+        a.gpus.selected = gpulab::selectedDevice();
         return a;
       },
       [this](DeviceAnswer a) {
         deviceKnown_ = true;
         gpuAvailable_ = a.gpu;
+        gpuChoices_ = a.gpu ? a.gpus : GpuChoices{};
         cpu_->setText(tr("CPU (OpenCV, %n threads)", nullptr, a.cpuThreads));
         if (a.gpu) {
           gpu_->setEnabled(true);

@@ -37,6 +37,7 @@
 #include "shell/engine.hpp"
 #include "shell/latest_job.hpp"
 #include "shell/tab_services.hpp"
+#include "widgets/gpu_checklist.hpp"
 
 class QAction;
 class QButtonGroup;
@@ -210,6 +211,7 @@ class FiltersTab : public QWidget {
   bool photoEditPending_ = false;
   bool deviceKnown_ = false;
   bool gpuAvailable_ = false;
+  GpuChoices gpuChoices_;  ///< the devices Apply to folder offers; none without a usable GPU
 
   std::vector<OperationControls> operations_;  // in the registry's order, as the combo lists them
   QComboBox* operation_ = nullptr;

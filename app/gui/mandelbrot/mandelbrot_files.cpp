@@ -1,6 +1,5 @@
 // The Mandelbrot tab's files and places: Save PNG at any size with the view in its text fields, Open
 // PNG to restore such a view, and bookmarks (the well-known places and the user's own, in QSettings).
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -144,66 +143,26 @@ QDialog* MandelbrotTab::createSaveDialog(const GpuChoices& gpus) {
 
   // The GPUs that render this still: a checkbox each. One stays the default: splitting pays for large
   // stills and deep views, never for the interactive frames.
-  auto* devices = new QWidget;
-  devices->setObjectName(QStringLiteral("mandelbrotSaveGpus"));
-  auto* deviceLayout = new QVBoxLayout(devices);
-  deviceLayout->setContentsMargins(0, 0, 0, 0);
   const QString why =
       tr("Checked GPUs split the still's rows between them: each takes the next band of rows when it is free, "
          "and a deep view's reference orbit is computed once and copied to each. Splitting pays for large "
          "stills (4K and up) and deep views; the interactive frames always stay on one GPU, since a "
          "screen-sized frame takes a few milliseconds, less than spreading it costs.");
-  if (gpus.labels.isEmpty()) {
-    auto* none = new QLabel(tr("No GPU: every CPU core renders the still."));
-    none->setObjectName(QStringLiteral("mandelbrotSaveNoGpu"));
-    deviceLayout->addWidget(none);
-  }
-  for (int i = 0; i < gpus.labels.size(); ++i) {
-    auto* box = new QCheckBox(gpus.labels[i]);
-    box->setObjectName(QStringLiteral("mandelbrotSaveGpu%1").arg(i));
-    box->setProperty("gpuIndex", i);
-    box->setChecked(i == gpus.selected || gpus.labels.size() == 1);
-    if (gpus.labels.size() == 1) {
-      box->setEnabled(false);
-      box->setToolTip(
-          tr("This machine has one GPU: the still renders on it. With several GPUs, the checked "
-             "ones split a large still's rows between them."));
-    } else {
-      box->setToolTip(why);
-    }
-    deviceLayout->addWidget(box);
-  }
-  if (gpus.labels.size() > 1) {
-    auto* note = new QLabel(tr("Checked GPUs share the still's rows; the live view stays on one GPU."));
-    note->setObjectName(QStringLiteral("mandelbrotSaveGpuNote"));
-    note->setEnabled(false);  // drawn as a quiet hint
-    deviceLayout->addWidget(note);
-  }
-  devices->setToolTip(why);
+  auto* devices =
+      new GpuCheckList(gpus, QStringLiteral("mandelbrotSave"), why, tr("No GPU: every CPU core renders the still."),
+                       tr("Checked GPUs share the still's rows; the live view stays on one GPU."));
   form->addRow(tr("GPUs"), devices);
   form->addRow(new QLabel(tr("The width in the complex plane stays; the height follows the aspect ratio.")));
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
   form->addRow(buttons);
   connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-  // At least one GPU stays checked.
-  const QList<QCheckBox*> boxes = devices->findChildren<QCheckBox*>();
-  for (QCheckBox* box : boxes)
-    connect(box, &QCheckBox::toggled, dialog, [boxes, box](bool on) {
-      if (!on && std::none_of(boxes.begin(), boxes.end(), [](QCheckBox* b) { return b->isChecked(); }))
-        box->setChecked(true);
-    });
   return dialog;
 }
 
 std::vector<int> MandelbrotTab::checkedGpus(const QDialog& dialog) {
-  std::vector<int> gpus;
-  const auto* devices = dialog.findChild<QWidget*>(QStringLiteral("mandelbrotSaveGpus"));
-  if (devices == nullptr) return gpus;
-  for (const QCheckBox* box : devices->findChildren<QCheckBox*>())
-    if (box->isChecked()) gpus.push_back(box->property("gpuIndex").toInt());
-  std::sort(gpus.begin(), gpus.end());
-  return gpus;
+  const auto* devices = dialog.findChild<GpuCheckList*>(QStringLiteral("mandelbrotSaveGpus"));
+  return devices == nullptr ? std::vector<int>{} : devices->checked();
 }
 
 void MandelbrotTab::saveWithDialog() {

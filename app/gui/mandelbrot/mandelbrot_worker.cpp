@@ -148,15 +148,6 @@ SavedPng renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const
   return saved;
 }
 
-GpuChoices listGpus() {
-  GpuChoices choices;
-  const gpulab::DeviceReport report = gpulab::queryDevices();
-  for (const gpulab::DeviceInfo& d : report.devices)
-    choices.labels << QStringLiteral("GPU %1 (%2)").arg(d.index).arg(QString::fromStdString(d.name));
-  choices.selected = gpulab::selectedDevice();
-  return choices;
-}
-
 StoredView readPngView(const QString& path) {
   const auto text = gpulab::readPngText(path.toStdString());
   return {gpulab::viewFromPngText(text), gpulab::colouringFromPngText(text)};

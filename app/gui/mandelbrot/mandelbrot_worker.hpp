@@ -14,6 +14,7 @@
 #include "gpulab/mandelbrot/newton_zoom.hpp"
 #include "gpulab/measure/record.hpp"
 #include "mandelbrot/mandelbrot_view.hpp"
+#include "widgets/gpu_checklist.hpp"
 
 namespace gpulab::gui {
 
@@ -69,14 +70,6 @@ struct SavedPng {
 /// reference computed once); otherwise the worker's GPU renders it, or without one every CPU core.
 SavedPng renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const gpulab::Colouring& colouring,
                    const gpulab::PrecisionChoice& used, const QString& path, const std::vector<int>& gpus = {});
-
-/// The GPUs a still may be split over, read on the worker: one label per device ("GPU 0 (NVIDIA H100
-/// 80GB HBM3)"), empty without a GPU, and the device the app computes on.
-struct GpuChoices {
-  QStringList labels;
-  int selected = 0;
-};
-GpuChoices listGpus();
 
 /// The view and colouring stored in a PNG written by renderPng or gpulab-cli (std::invalid_argument
 /// with one sentence when the PNG holds none).
