@@ -18,6 +18,7 @@
 
 #include "cli_support.hpp"
 #include "commands.hpp"
+#include "gpulab/core/nonfinite.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/filters/sample_depth.hpp"
 #include "gpulab/io/image_io.hpp"
@@ -28,6 +29,10 @@
 namespace gpulab::cli {
 
 namespace {
+
+nlohmann::json nonFiniteJson(const NonFiniteCount& in, const NonFiniteCount& out) {
+  return {{"input", {{"nan", in.nan}, {"inf", in.inf}}}, {"output", {{"nan", out.nan}, {"inf", out.inf}}}};
+}
 
 struct FilterArgs {
   std::string op;
@@ -81,11 +86,19 @@ void run(const FilterArgs& a) {
   SaveOptions save;
   save.jpegQuality = a.quality;
   save.compressionLevel = a.level;
-  saveImage(finishFilterResult(std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input), a.out, save);
-  std::printf("wrote %s: %s of %s\n", a.out.c_str(), op->describe().c_str(), describe(inShape).c_str());
+  const Image output = finishFilterResult(std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input);
+  // NaN or inf in the input or the result is said, never silent (the image is still written).
+  const NonFiniteCount inBad = countNonFinite(img), outBad = countNonFinite(output);
+  const std::string nonFinite = describeNonFinite(inBad, outBad);
+  saveImage(output, a.out, save);
+  std::printf("wrote %s: %s of %s%s\n", a.out.c_str(), op->describe().c_str(), describe(inShape).c_str(),
+              nonFinite.empty() ? "" : ("; non-finite: " + nonFinite).c_str());
   if (!a.json.empty()) {
     nlohmann::json report = jsonReport(std::nullopt, std::nullopt);
-    for (auto& row : toJsonRows(result.record)) report["records"].push_back(row);
+    for (auto& row : toJsonRows(result.record)) {
+      row["nonfinite"] = nonFiniteJson(inBad, outBad);
+      report["records"].push_back(row);
+    }
     writeJson(report, a.json);
     std::printf("wrote %s\n", a.json.c_str());
   }

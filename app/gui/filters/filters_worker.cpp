@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpulab/core/nonfinite.hpp"
 #include "gpulab/core/roi.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/measure/harness.hpp"
@@ -140,6 +141,10 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   if (convert && !state.converted->note.empty())
     run.displayNote = QString::fromStdString(state.converted->note) +
                       (run.displayNote.isEmpty() ? QString() : QStringLiteral("; ") + run.displayNote);
+  // NaN or inf in the photo or the result is said in the status line, never silent (u8 costs nothing).
+  const std::shared_ptr<const gpulab::Image>& shown = run.gpu ? run.gpu : run.cpu;
+  run.nonFiniteNote = QString::fromStdString(gpulab::describeNonFinite(
+      gpulab::countNonFinite(input), shown ? gpulab::countNonFinite(*shown) : gpulab::NonFiniteCount{}));
   return run;
 }
 

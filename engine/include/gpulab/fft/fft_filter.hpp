@@ -132,8 +132,10 @@ class FftFilter final : public Operation {
 
   FftFilterSpec spec_;
   FftPlanCache plans_;
-  DeviceBuffer real_;      // padded or converted planes (packed), when the image is not transformed in place
-  DeviceBuffer spectrum_;  // half spectra of every filtered channel
+  DeviceBuffer real_;        // padded or converted planes (packed), when the image is not transformed in place
+  DeviceBuffer spectrum_;    // half spectra of every filtered channel
+  DeviceBuffer rangeBits_;   // the input's largest finite |sample|, for range scaling
+  DeviceImage scaledInput_;  // the input times 2^-e, only for extreme ranges (internal/fft_range.hpp)
 };
 
 // ---------------------------------------------------------------------------------------------
