@@ -149,7 +149,8 @@ TEST(CliNumbers, NonFiniteInputAndOutputAreSaidAndCounted) {
       EXPECT_EQ(record["nonfinite"]["output"]["nan"].get<std::size_t>() +
                     record["nonfinite"]["output"]["inf"].get<std::size_t>(),
                 bad)
-          << record.dump();
+          << record.dump() << "\n"
+          << o.out;
     }
     const Outcome f = runCli(
         {"fft", "--cutoff", "0.5", "--in", in, "--out", file("holes-fft.npy"), "--device", device, "--reps", "1"});
@@ -166,4 +167,22 @@ TEST(CliNumbers, NonFiniteInputAndOutputAreSaidAndCounted) {
   const nlohmann::json report = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(report["records"][0]["nonfinite"]["output"]["nan"], 0);
   EXPECT_EQ(report["records"][0]["nonfinite"]["input"]["inf"], 0);
+}
+
+TEST(CliNumbers, VanishingCutoffIsRefusedNotAnAllNanResult) {
+  // A cutoff of 1e-320 made c^2 zero and the gain at DC 0/0: every output sample NaN, exit 0.
+  const std::string in = file("cutoff.npy");
+  saveImage(randomImage(12, 10, 1, PixelType::F32, 8), in);
+  for (const char* cutoff : {"1e-320", "1e-40", "1e-7"}) {
+    const Outcome o =
+        runCli({"fft", "--cutoff", cutoff, "--in", in, "--out", file("cutoff-out.npy"), "--device", "cpu"});
+    EXPECT_EQ(o.exitCode, 2) << describe(o);
+    EXPECT_TRUE(isOneLine(o.err)) << o.err;
+    EXPECT_NE(o.err.find("from 1e-06"), std::string::npos) << o.err;
+  }
+  const Outcome o = runCli({"fft", "--cutoff", "1e-6", "--shape", "butterworth", "--order", "100", "--in", in, "--out",
+                            file("cutoff-ok.npy"), "--device", "cpu"});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  EXPECT_EQ(nonFinite(loadImage(file("cutoff-ok.npy"))), 0u);
+  EXPECT_EQ(o.out.find("non-finite"), std::string::npos) << o.out;
 }

@@ -42,9 +42,10 @@ kernels::FreqMask maskOf(const FftFilterSpec& s) {
 }  // namespace
 
 void validateFftFilterSpec(const FftFilterSpec& spec) {
-  if (!(spec.cutoff > 0) || !std::isfinite(spec.cutoff))
+  if (!(spec.cutoff >= kMinFftCutoff) || !std::isfinite(spec.cutoff))
     throw std::invalid_argument("cutoff " + number(spec.cutoff) +
-                                " is not allowed: use a positive fraction of Nyquist (1.0 = Nyquist)");
+                                " is not allowed: use a positive fraction of Nyquist " + "from " +
+                                number(kMinFftCutoff) + " (1.0 = Nyquist)");
   if (isBand(spec.band) && (!std::isfinite(spec.cutoff2) || !(spec.cutoff2 > spec.cutoff)))
     throw std::invalid_argument(std::string(toString(spec.band)) + " needs cutoff2 greater than cutoff " +
                                 number(spec.cutoff) + ", got " + number(spec.cutoff2));
