@@ -142,9 +142,12 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
     run.displayNote = QString::fromStdString(state.converted->note) +
                       (run.displayNote.isEmpty() ? QString() : QStringLiteral("; ") + run.displayNote);
   // NaN or inf in the photo or the result is said in the status line, never silent (u8 costs nothing).
+  // Compact, so the status bar shows it whole: "input 3 NaN/inf, output 31200 NaN/inf".
   const std::shared_ptr<const gpulab::Image>& shown = run.gpu ? run.gpu : run.cpu;
-  run.nonFiniteNote = QString::fromStdString(gpulab::describeNonFinite(
-      gpulab::countNonFinite(input), shown ? gpulab::countNonFinite(*shown) : gpulab::NonFiniteCount{}));
+  const gpulab::NonFiniteCount in = gpulab::countNonFinite(input);
+  const gpulab::NonFiniteCount out = shown ? gpulab::countNonFinite(*shown) : gpulab::NonFiniteCount{};
+  if (in.total() + out.total() > 0)
+    run.nonFiniteNote = QStringLiteral("input %1 NaN/inf, output %2 NaN/inf").arg(in.total()).arg(out.total());
   return run;
 }
 
