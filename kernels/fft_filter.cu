@@ -130,6 +130,32 @@ __global__ void trivialInverseKernel(const Complex<Real>* __restrict__ spectrum,
   real[p * realPlaneStride] = spectrum[p].x;
 }
 
+template <class Real>
+__global__ void maxFiniteAbsKernel(Plane<const Real> stack, unsigned long long* __restrict__ maxBits) {
+  unsigned long long best = 0;  // the bits of a non-negative float order like the values
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x < stack.width)
+    for (int y = blockIdx.y; y < stack.height; y += gridDim.y) {
+      const Real v = fabs(stack.row(y)[x]);
+      if (isfinite(v)) {
+        unsigned long long bits;
+        if constexpr (std::is_same_v<Real, float>)
+          bits = __float_as_uint(v);
+        else
+          bits = static_cast<unsigned long long>(__double_as_longlong(v));
+        best = bits > best ? bits : best;
+      }
+    }
+  if (best != 0) atomicMax(maxBits, best);
+}
+
+template <class Real>
+__global__ void scalePow2Kernel(Plane<const Real> src, Plane<Real> dst, int exponent) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= src.width) return;
+  for (int y = blockIdx.y; y < src.height; y += gridDim.y) dst.row(y)[x] = ldexp(src.row(y)[x], exponent);
+}
+
 template <class T>
 __global__ void luminanceKernel(Plane<const T> stack, int channels, float* __restrict__ dst) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -213,6 +239,22 @@ void launchTrivialInverse(const Complex<Real>* spectrum, Real* real, std::size_t
   GPULAB_CHECK_LAUNCH("trivialInverse");
 }
 
+template <class Real>
+void launchMaxFiniteAbs(Plane<const Real> stack, unsigned long long* maxBits, cudaStream_t stream) {
+  if (stack.width <= 0 || stack.height <= 0) return;
+  const dim3 grid(divUp(stack.width, kThreads), std::max(1, std::min(stack.height, 1024)));
+  maxFiniteAbsKernel<Real><<<grid, kThreads, 0, stream>>>(stack, maxBits);
+  GPULAB_CHECK_LAUNCH("maxFiniteAbs");
+}
+
+template <class Real>
+void launchScalePow2(Plane<const Real> src, Plane<Real> dst, int exponent, cudaStream_t stream) {
+  if (src.width <= 0 || src.height <= 0) return;
+  const dim3 grid(divUp(src.width, kThreads), gridRows(src.height));
+  scalePow2Kernel<Real><<<grid, kThreads, 0, stream>>>(src, dst, exponent);
+  GPULAB_CHECK_LAUNCH("scalePow2");
+}
+
 template <class T>
 void launchLuminance(Plane<const T> stack, int channels, float* dst, cudaStream_t stream) {
   if (stack.width <= 0 || stack.height <= 0) return;
@@ -237,7 +279,9 @@ void launchLogMagnitudeCentred(const float2* halfSpectrum, int fftWidth, int fft
   template void launchScaleSpectrum<Real>(Complex<Real>*, std::size_t, Real, cudaStream_t);              \
   template void launchHermitianFill<Real>(Complex<Real>*, int, int, cudaStream_t);                       \
   template void launchTrivialForward<Real>(const Real*, std::size_t, Complex<Real>*, int, cudaStream_t); \
-  template void launchTrivialInverse<Real>(const Complex<Real>*, Real*, std::size_t, int, cudaStream_t);
+  template void launchTrivialInverse<Real>(const Complex<Real>*, Real*, std::size_t, int, cudaStream_t); \
+  template void launchMaxFiniteAbs<Real>(Plane<const Real>, unsigned long long*, cudaStream_t);          \
+  template void launchScalePow2<Real>(Plane<const Real>, Plane<Real>, int, cudaStream_t);
 GPULAB_INSTANTIATE_REAL(float)
 GPULAB_INSTANTIATE_REAL(double)
 #undef GPULAB_INSTANTIATE_REAL

@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/device_image.hpp"
+#include "gpulab/core/nonfinite.hpp"
 #include "gpulab/fft/fft_conv.hpp"
 #include "gpulab/fft/fft_filter.hpp"
 #include "gpulab/filters/conv_method.hpp"
@@ -137,7 +138,10 @@ void filterImage(const FftArgs& a) {
     if (shown.record.cpu) std::printf("CPU spectrum: %s\n", shown.record.cpu->time.describe().c_str());
   }
   saveImage(result, a.out);
-  std::printf("wrote %s (%s)\n", a.out.c_str(), result.describe().c_str());
+  // NaN or inf in the input or the result is said, never silent (the image is still written).
+  const std::string nonFinite = describeNonFinite(countNonFinite(img), countNonFinite(result));
+  std::printf("wrote %s (%s)%s\n", a.out.c_str(), result.describe().c_str(),
+              nonFinite.empty() ? "" : ("; non-finite: " + nonFinite).c_str());
   if (!a.spectrum.empty()) writeSpectrum(spectrum, a.spectrum, *colorMap);
 }
 

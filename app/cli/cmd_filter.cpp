@@ -22,6 +22,7 @@
 
 #include "cli_support.hpp"
 #include "commands.hpp"
+#include "gpulab/core/nonfinite.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/filters/sample_depth.hpp"
 #include "gpulab/io/image_io.hpp"
@@ -33,6 +34,10 @@
 namespace gpulab::cli {
 
 namespace {
+
+nlohmann::json nonFiniteJson(const NonFiniteCount& in, const NonFiniteCount& out) {
+  return {{"input", {{"nan", in.nan}, {"inf", in.inf}}}, {"output", {{"nan", out.nan}, {"inf", out.inf}}}};
+}
 
 struct FilterArgs {
   std::string op;
@@ -46,11 +51,14 @@ struct FilterArgs {
   OperationOptions params;
 };
 
-void saveResult(const FilterArgs& a, Image result, const FilterInput& input) {
+/// Brings the result back to the input's type and layout, writes it, and returns it.
+Image saveResult(const FilterArgs& a, Image result, const FilterInput& input) {
   SaveOptions save;
   save.jpegQuality = a.quality;
   save.compressionLevel = a.level;
-  saveImage(finishFilterResult(std::move(result), input), a.out, save);
+  Image output = finishFilterResult(std::move(result), input);
+  saveImage(output, a.out, save);
+  return output;
 }
 
 /// The image in tiles when it needs more GPU memory than the engine may use; false when it fits.
@@ -74,8 +82,10 @@ bool runTiledIfNeeded(const FilterArgs& a, GpuContext& gpu, Operation& op, const
   TiledRun run = runTiled(gpu, op, img, plan);
   std::printf("%s (one run; %s budget, whole image about %s)\n", run.summary().c_str(), formatByteSize(budget).c_str(),
               formatByteSize(needed).c_str());
-  saveResult(a, std::move(run.output), input);
-  std::printf("wrote %s: %s of %s\n", a.out.c_str(), op.describe().c_str(), describe(inShape).c_str());
+  const Image output = saveResult(a, std::move(run.output), input);
+  const std::string nonFinite = describeNonFinite(countNonFinite(img), countNonFinite(output));
+  std::printf("wrote %s: %s of %s%s\n", a.out.c_str(), op.describe().c_str(), describe(inShape).c_str(),
+              nonFinite.empty() ? "" : ("; non-finite: " + nonFinite).c_str());
   if (!a.json.empty()) {
     nlohmann::json report = jsonReport(std::nullopt, std::nullopt);
     report["tiled"] = {{"operation", op.describe()},
@@ -135,11 +145,18 @@ void run(const FilterArgs& a) {
   MeasureResult result = measure(*op, img, setup, MeasurePolicy::command(a.reps > 0 || gpuRun ? a.reps : 1));
   printTimings(result.record);
   printMethodLine(result.record);
-  saveResult(a, std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input);
-  std::printf("wrote %s: %s of %s\n", a.out.c_str(), op->describe().c_str(), describe(inShape).c_str());
+  const Image output = saveResult(a, std::move(gpuRun ? result.gpuOutput : result.cpuOutput), input);
+  // NaN or inf in the input or the result is said, never silent (the image is still written).
+  const NonFiniteCount inBad = countNonFinite(img), outBad = countNonFinite(output);
+  const std::string nonFinite = describeNonFinite(inBad, outBad);
+  std::printf("wrote %s: %s of %s%s\n", a.out.c_str(), op->describe().c_str(), describe(inShape).c_str(),
+              nonFinite.empty() ? "" : ("; non-finite: " + nonFinite).c_str());
   if (!a.json.empty()) {
     nlohmann::json report = jsonReport(std::nullopt, std::nullopt);
-    for (auto& row : toJsonRows(result.record)) report["records"].push_back(row);
+    for (auto& row : toJsonRows(result.record)) {
+      row["nonfinite"] = nonFiniteJson(inBad, outBad);
+      report["records"].push_back(row);
+    }
     writeJson(report, a.json);
     std::printf("wrote %s\n", a.json.c_str());
   }

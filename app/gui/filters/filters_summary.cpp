@@ -107,6 +107,7 @@ QString runStatusLine(const FilterRun& run) {
   QStringList parts;
   if (const auto compute = computeMs(m)) parts << QObject::tr("GPU %1").arg(formatMs(*compute));
   if (const auto cpu = cpuMs(m)) parts << QObject::tr("CPU %1").arg(formatMs(*cpu));
+  if (!run.nonFiniteNote.isEmpty()) parts << QObject::tr("non-finite: %1").arg(run.nonFiniteNote);
   return QStringLiteral("%1: %2").arg(operationText(m), parts.join(QStringLiteral(", ")));
 }
 

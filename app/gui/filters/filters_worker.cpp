@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpulab/core/nonfinite.hpp"
 #include "gpulab/core/roi.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/measure/harness.hpp"
@@ -140,6 +141,13 @@ FilterRun runFilter(FiltersWorkerState& state, WorkerContext& ctx, const FilterR
   if (convert && !state.converted->note.empty())
     run.displayNote = QString::fromStdString(state.converted->note) +
                       (run.displayNote.isEmpty() ? QString() : QStringLiteral("; ") + run.displayNote);
+  // NaN or inf in the photo or the result is said in the status line, never silent (u8 costs nothing).
+  // Compact, so the status bar shows it whole: "input 3 NaN/inf, output 31200 NaN/inf".
+  const std::shared_ptr<const gpulab::Image>& shown = run.gpu ? run.gpu : run.cpu;
+  const gpulab::NonFiniteCount in = gpulab::countNonFinite(input);
+  const gpulab::NonFiniteCount out = shown ? gpulab::countNonFinite(*shown) : gpulab::NonFiniteCount{};
+  if (in.total() + out.total() > 0)
+    run.nonFiniteNote = QStringLiteral("input %1 NaN/inf, output %2 NaN/inf").arg(in.total()).arg(out.total());
   return run;
 }
 

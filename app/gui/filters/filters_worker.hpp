@@ -50,6 +50,7 @@ struct FilterRun {
   std::shared_ptr<const gpulab::Image> cpu;  ///< the CPU baseline's result, when it ran
   QImage cpuDisplay;
   QString displayNote;                      ///< how float results are shown; empty for u8
+  QString nonFiniteNote;                    ///< "input holds 3 NaN samples; output holds 12 inf samples", or empty
   bool preview = false;                     ///< a live preview (GPU once, no CPU)
   std::optional<gpulab::PixelRect> roi;     ///< the region the filter was limited to
   std::optional<gpulab::PixelRect> window;  ///< the region with its halo: what was measured

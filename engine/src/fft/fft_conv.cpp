@@ -10,6 +10,7 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 #include "internal/conv_support.hpp"
+#include "internal/fft_range.hpp"
 #include "internal/fft_support.hpp"
 #include "internal/kernel_views.hpp"
 
@@ -152,6 +153,7 @@ std::string FftConvolver::describe() const {
 
 ImageShape FftConvolver::outputShape(const ImageShape& in) const {
   checkChannels(in);
+  checkKernelFitsType(spec_.kernel, in.type);
   const FftConvGeometry g = geometry(in.width, in.height);
   return {g.outWidth, g.outHeight, in.channels, in.type};
 }
@@ -401,7 +403,28 @@ double FftConvolver::prepare(GpuContext& gpu, const DeviceImage& in, DeviceImage
 
 void FftConvolver::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   prepareOutput(in, out, outputShape(shapeOf(in)));
-  visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+  // Extreme ranges (internal/fft_range.hpp): convolve a copy scaled by 2^-e (the constant border
+  // value with it), scale the result by 2^e.
+  double maxAbs = deviceFiniteMaxAbs(gpu, in, in.channels(), rangeBits_);
+  const double border = spec_.border.value;
+  if (maxAbs > 0 && spec_.border.mode == BorderMode::Constant) maxAbs = std::max(maxAbs, std::fabs(border));
+  const int e = fftRangeExponent(maxAbs);
+  if (e == 0) {
+    visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+    return;
+  }
+  if (!scaledInput_.sameShape(in)) scaledInput_ = DeviceImage(in.width(), in.height(), in.channels(), in.type());
+  scaleDeviceImage(gpu, in, scaledInput_, -e);
+  spec_.border.value = std::ldexp(border, -e);
+  try {
+    visitTransformType(in.type(),
+                       [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, scaledInput_, out, kAllStages); });
+  } catch (...) {
+    spec_.border.value = border;
+    throw;
+  }
+  spec_.border.value = border;
+  scaleDeviceImage(gpu, out, out, e);
 }
 
 FftStageTimes FftConvolver::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out,
@@ -464,6 +487,7 @@ std::size_t FftConvolver::pipelineBytesMoved(const ImageShape& in) const {
 Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
   if (in.empty()) throw std::invalid_argument("cannot convolve an empty image");
   checkChannels(shapeOf(in));
+  checkKernelFitsType(spec_.kernel, in.type());
   const int kw = spec_.kernel.width, kh = spec_.kernel.height;
   const FftConvGeometry g = fftConvGeometry(in.width(), in.height(), kw, kh, spec_.mode, FftSizeRule::OpenCv);
   const int planes = convolvedChannels(shapeOf(in), spec_.mode);
@@ -496,12 +520,17 @@ Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
   for (int c = 0; c < planes; ++c) {
     control.throwIfCancelled();
     const cv::Mat channel = channelMat(in, c, CV_64F);
+    // Extreme ranges (internal/fft_range.hpp): the padded plane times 2^-e, the result times 2^e.
+    double maxAbs = finiteMaxAbs(channel);
+    if (in.type() != PixelType::U8 && maxAbs > 0 && spec_.border.mode == BorderMode::Constant)
+      maxAbs = std::max(maxAbs, std::fabs(value));
+    const int e = in.type() == PixelType::U8 ? 0 : fftRangeExponent(maxAbs);
     cv::Mat padded = cv::Mat::zeros(hp, wp, depth);
     cv::parallel_for_(cv::Range(0, g.neededHeight), [&](const cv::Range& range) {
       for (int u = range.start; u < range.end; ++u) {
         const double* src = rows[u] < 0 ? nullptr : channel.ptr<double>(rows[u]);
         for (int v = 0; v < g.neededWidth; ++v) {
-          const double x = (src == nullptr || columns[v] < 0) ? value : src[columns[v]];
+          const double x = std::ldexp((src == nullptr || columns[v] < 0) ? value : src[columns[v]], -e);
           if (depth == CV_64F)
             padded.at<double>(u, v) = x;
           else
@@ -514,6 +543,7 @@ Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
     cv::mulSpectrums(bins, kernelBins, bins, 0);
     cv::Mat result;
     cv::idft(bins, result, cv::DFT_SCALE | cv::DFT_REAL_OUTPUT, nonzeroRows);
+    if (e != 0) scaleMatPow2(result, e);
     storeChannel(result(cv::Rect(kw - 1, kh - 1, g.outWidth, g.outHeight)), out, c);
     control.report(static_cast<double>(c + 1) / planes);
   }

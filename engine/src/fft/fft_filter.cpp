@@ -13,6 +13,7 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 #include "gpulab/kernels/fft_filter.cuh"
+#include "internal/fft_range.hpp"
 #include "internal/fft_support.hpp"
 #include "internal/kernel_views.hpp"
 
@@ -41,9 +42,10 @@ kernels::FreqMask maskOf(const FftFilterSpec& s) {
 }  // namespace
 
 void validateFftFilterSpec(const FftFilterSpec& spec) {
-  if (!(spec.cutoff > 0) || !std::isfinite(spec.cutoff))
+  if (!(spec.cutoff >= kMinFftCutoff) || !std::isfinite(spec.cutoff))
     throw std::invalid_argument("cutoff " + number(spec.cutoff) +
-                                " is not allowed: use a positive fraction of Nyquist (1.0 = Nyquist)");
+                                " is not allowed: use a positive fraction of Nyquist " + "from " +
+                                number(kMinFftCutoff) + " (1.0 = Nyquist)");
   if (isBand(spec.band) && (!std::isfinite(spec.cutoff2) || !(spec.cutoff2 > spec.cutoff)))
     throw std::invalid_argument(std::string(toString(spec.band)) + " needs cutoff2 greater than cutoff " +
                                 number(spec.cutoff) + ", got " + number(spec.cutoff2));
@@ -190,7 +192,17 @@ double FftFilter::prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage
 void FftFilter::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   checkInput(in);
   shapeOutput(in, out);
-  visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+  // Extreme ranges (internal/fft_range.hpp): transform a copy scaled by 2^-e, scale the result by 2^e.
+  const int e = fftRangeExponent(deviceFiniteMaxAbs(gpu, in, in.channels(), rangeBits_));
+  if (e == 0) {
+    visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+    return;
+  }
+  if (!scaledInput_.sameShape(in)) scaledInput_ = DeviceImage(in.width(), in.height(), in.channels(), in.type());
+  scaleDeviceImage(gpu, in, scaledInput_, -e);
+  visitTransformType(in.type(),
+                     [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, scaledInput_, out, kAllStages); });
+  scaleDeviceImage(gpu, out, out, e);
 }
 
 FftStageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options) {
@@ -272,6 +284,8 @@ Image FftFilter::runCpu(const Image& in, const CpuControl& control) const {
   for (int c = 0; c < planes; ++c) {
     control.throwIfCancelled();
     cv::Mat plane = channelMat(in, c, dbl ? CV_64F : CV_32F);
+    const int e = fftRangeExponent(finiteMaxAbs(plane));  // extreme ranges: internal/fft_range.hpp
+    if (e != 0) scaleMatPow2(plane, -e);
     if (spec_.padding == FftPadding::Mirror) {
       cv::Mat padded;
       cv::copyMakeBorder(plane, padded, 0, height, 0, width, cv::BORDER_REFLECT);
@@ -293,6 +307,7 @@ Image FftFilter::runCpu(const Image& in, const CpuControl& control) const {
     });
     cv::Mat result;
     cv::idft(spectrum, result, cv::DFT_SCALE | cv::DFT_REAL_OUTPUT);
+    if (e != 0) scaleMatPow2(result, e);
     storeChannel(result(cv::Rect(0, 0, width, height)), out, c);
     control.report(static_cast<double>(c + 1) / planes);
   }
@@ -311,7 +326,13 @@ Image FftFilter::runReference(const Image& in) const {
   const kernels::FreqMask mask = maskOf(spec_);
   Image out(width, height, in.channels(), in.type());
   for (int c = 0; c < planes; ++c) {
-    const std::vector<double> values = channelAsDouble(in, c);
+    std::vector<double> values = channelAsDouble(in, c);
+    // f64 samples near DBL_MAX overflow the double sums as float ones do: the same exact scaling.
+    double maxAbs = 0;
+    for (double v : values)
+      if (std::isfinite(v)) maxAbs = std::max(maxAbs, std::fabs(v));
+    const int e = fftRangeExponent(maxAbs);
+    for (double& v : values) v = std::ldexp(v, -e);
     std::vector<std::complex<double>> signal(static_cast<std::size_t>(fw) * fh);
     for (int u = 0; u < fh; ++u)
       for (int v = 0; v < fw; ++v)
@@ -329,7 +350,7 @@ Image FftFilter::runReference(const Image& in) const {
     const double scale = 1.0 / (static_cast<double>(fw) * fh);
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width; ++x)
-        storeSample(out, x, y, c, filtered[static_cast<std::size_t>(y) * fw + x].real() * scale);
+        storeSample(out, x, y, c, std::ldexp(filtered[static_cast<std::size_t>(y) * fw + x].real() * scale, e));
   }
   for (int c = planes; c < in.channels(); ++c) copyChannel(in, out, c);
   return out;

@@ -91,6 +91,7 @@ ImageShape Conv2D::outputShape(const ImageShape& in) const {
     throw std::invalid_argument("convolution takes f32 and f64 images with 1 to 4 channels, not " +
                                 std::to_string(in.channels));
   }
+  checkKernelFitsType(kernel_, in.type);
   const int kw = kernel_.width, kh = kernel_.height;
   ImageShape out = in;
   switch (mode_) {

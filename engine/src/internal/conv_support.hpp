@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -53,6 +56,28 @@ inline int convolvedChannels(const ImageShape& in, ConvMode mode) {
 
 /// "15x9".
 inline std::string sizeText(int width, int height) { return std::to_string(width) + "x" + std::to_string(height); }
+
+/// Kernel coefficients must be finite in the type they are applied in: float for u8 and f32 images
+/// (|value| <= FLT_MAX), double for f64. A coefficient of 1e308 is finite as a double but inf as a
+/// float, and would make every output inf. One sentence naming the first bad coefficient.
+inline void checkKernelFitsType(const Kernel2D& k, PixelType type) {
+  if (type == PixelType::F64) return;  // finite doubles are checked where the kernel is made
+  for (int y = 0; y < k.height; ++y)
+    for (int x = 0; x < k.width; ++x) {
+      const double v = k.at(x, y);
+      if (std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max()) continue;
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "kernel coefficient %g at row %d, column %d is not finite in float32, the type %s image is "
+                    "convolved in (|value| <= %g): scale the kernel down or convert the image to f64",
+                    v, y, x,
+                    type == PixelType::U8    ? "a u8"
+                    : type == PixelType::U16 ? "a u16"
+                                             : "an f32",
+                    static_cast<double>(std::numeric_limits<float>::max()));
+      throw std::invalid_argument(text);
+    }
+}
 
 /// "conv 15x15 same reflect101", "conv 3x5 correlate valid constant(2)", then " fft" / " auto" for
 /// a method other than direct.

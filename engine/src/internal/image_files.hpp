@@ -92,7 +92,11 @@ std::size_t readAt(const InputFile& in, std::uint64_t offset, void* dst, std::si
 std::vector<std::uint8_t> readWhole(const InputFile& in, const std::string& name);
 
 /// Writes `parts` to a new file in the same directory and renames it over `path`, so readers see the
-/// old file or the new one, never half of one.
+/// old file or the new one, never half of one. The policy (files.cpp's header says it whole): the
+/// replaced file's permission bits are kept; a symbolic link is followed and its existing target
+/// replaced (a dangling link is refused); the folder is fsynced after the rename; stale temporary
+/// files of gpulab saves whose process is gone are removed; a failure leaves the old file and no
+/// temporary file.
 void writeFileAtomically(const std::filesystem::path& path, const std::string& name,
                          std::initializer_list<std::string_view> parts);
 

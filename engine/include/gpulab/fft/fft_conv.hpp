@@ -151,6 +151,8 @@ class FftConvolver {
   DeviceBuffer real_;
   DeviceBuffer spectrum_;
   DeviceBuffer deviceTaps_;
+  DeviceBuffer rangeBits_;         // the input's largest finite |sample|, for range scaling
+  DeviceImage scaledInput_;        // the input times 2^-e, only for extreme ranges (internal/fft_range.hpp)
   std::vector<float> tapsSingle_;  // host source of deviceTaps_ for float transforms
   // (width, height, shiftX, shiftY, precision) -> the kernel's half spectrum
   std::map<std::tuple<int, int, int, int, FftPrecision>, DeviceBuffer> kernelSpectra_;

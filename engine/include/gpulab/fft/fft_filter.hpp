@@ -58,6 +58,11 @@ enum class FftPadding : std::uint8_t { None, Mirror };
 /// The largest Butterworth order accepted.
 inline constexpr int kMaxButterworthOrder = 100;
 
+/// The smallest cutoff accepted (a fraction of Nyquist): far below the lowest non-zero bin of any
+/// transform (2 / 65536), and large enough that c^2 is a normal float, so the gain at DC is never
+/// 0/0 (a cutoff of 1e-320 gave an all-NaN result).
+inline constexpr double kMinFftCutoff = 1e-6;
+
 struct FftFilterSpec {
   FreqBand band = FreqBand::Lowpass;
   FreqShape shape = FreqShape::Gaussian;
@@ -132,8 +137,10 @@ class FftFilter final : public Operation {
 
   FftFilterSpec spec_;
   FftPlanCache plans_;
-  DeviceBuffer real_;      // padded or converted planes (packed), when the image is not transformed in place
-  DeviceBuffer spectrum_;  // half spectra of every filtered channel
+  DeviceBuffer real_;        // padded or converted planes (packed), when the image is not transformed in place
+  DeviceBuffer spectrum_;    // half spectra of every filtered channel
+  DeviceBuffer rangeBits_;   // the input's largest finite |sample|, for range scaling
+  DeviceImage scaledInput_;  // the input times 2^-e, only for extreme ranges (internal/fft_range.hpp)
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -132,6 +132,18 @@ template <class Real>
 void launchTrivialInverse(const Complex<Real>* spectrum, Real* real, std::size_t realPlaneStride, int planes,
                           cudaStream_t stream);
 
+/// Range scaling around the transforms, so finite input near a type's limits (|x| ~ 3e38 in float,
+/// or denormals) gives finite output: the largest finite |value| of the `stack.height` rows of
+/// `stack`, as its bit pattern (float bits zero-extended), atomically maxed into *maxBits, which the
+/// caller zeroes first. NaN and infinities are skipped (they carry no scale).
+template <class Real>
+void launchMaxFiniteAbs(Plane<const Real> stack, unsigned long long* maxBits, cudaStream_t stream);
+
+/// dst(x, y) = src(x, y) * 2^exponent for the `src.height` rows of src (dst may be src): exact unless
+/// the product under- or overflows.
+template <class Real>
+void launchScalePow2(Plane<const Real> src, Plane<Real> dst, int exponent, cudaStream_t stream);
+
 /// Luminance of a plane stack (1 channel: itself; 2: the first; 3 or 4: 0.299 R + 0.587 G + 0.114 B,
 /// alpha ignored) as packed float rows of width `stack.width`.
 template <class T>
