@@ -1,5 +1,6 @@
 // The Mandelbrot tab's files and places: Save PNG at any size with the view in its text fields, Open
 // PNG to restore such a view, and bookmarks (the well-known places and the user's own, in QSettings).
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
