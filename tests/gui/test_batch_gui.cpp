@@ -108,9 +108,6 @@ TEST(BatchGui, AProblemBeforeTheStartIsOneSentence) {
   EXPECT_TRUE(dialog.statusText().contains(QStringLiteral("missing"))) << dialog.statusText().toStdString();
 }
 
-}  // namespace
-}  // namespace gpulab::gui
-
 // The GPUs of a batch: a checkbox each, the selected device checked by default, at least one stays
 // checked, and running on the CPU greys the list out. The device lists are given, so it runs here.
 TEST(BatchGui, GpuListChoosesThePipelines) {
@@ -168,3 +165,6 @@ TEST(BatchGui, GpuBatchNamesItsDevices) {
   EXPECT_TRUE(summary.contains(QStringLiteral("4 of 4 images written"))) << summary.toStdString();
   EXPECT_TRUE(summary.contains(gpus.labels.back().section(QLatin1Char(' '), 0, 1))) << summary.toStdString();
 }
+
+}  // namespace
+}  // namespace gpulab::gui
