@@ -116,6 +116,39 @@ std::string selectedDeviceLabel() {
   return "GPU " + std::to_string(index) + " (" + names[index] + ")";
 }
 
+namespace detail {
+std::atomic<std::uint64_t> gDeviceEpoch{0};
+}  // namespace detail
+
+std::optional<std::string> stickyGpuFault() {
+  if (!cudaAvailable()) return std::nullopt;
+  cudaError_t code = cudaPeekAtLastError();
+  if (!detail::isStickyCudaError(code)) code = cudaDeviceSynchronize();
+  if (!detail::isStickyCudaError(code)) {
+    if (code != cudaSuccess) cudaGetLastError();
+    return std::nullopt;
+  }
+  return std::string(cudaGetErrorString(code));
+}
+
+void recoverDevice() {
+  if (!cudaAvailable()) throw std::runtime_error("there is no GPU to reset: gpulab runs CPU only here");
+  const int device = selectedDevice();
+  cudaSetDevice(device);  // reports the sticky error again; the reset below is what matters
+  // The epoch moves first: from here on no holder of the old context's memory, streams, events,
+  // plans or handles frees them (the reset does), so nothing can free an address of the new context.
+  detail::gDeviceEpoch.fetch_add(1, std::memory_order_acq_rel);
+  const cudaError_t reset = cudaDeviceReset();
+  cudaGetLastError();
+  if (reset != cudaSuccess)
+    throw CudaError("cudaDeviceReset()", __FILE__, __LINE__, static_cast<int>(reset),
+                    std::string(cudaGetErrorName(reset)) + ": " + cudaGetErrorString(reset) +
+                        " (the GPU could not be reset: restart gpulab to use it again)");
+  GPULAB_CUDA_CHECK(cudaSetDevice(device));
+  GPULAB_CUDA_CHECK(cudaFree(nullptr));  // creates the new context now, so a failure shows here
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 MemoryUsage deviceMemory(int device) {
   int previous = 0;
   GPULAB_CUDA_CHECK(cudaGetDevice(&previous));

@@ -28,6 +28,7 @@ namespace gpulab::lab {
 namespace {
 
 [[noreturn]] void throwCublasError(const char* call, const char* file, int line, cublasStatus_t status) {
+  gpulab::detail::throwIfContextFaulted(call, file, line);  // a sticky fault seen through cuBLAS is a GpuFaultError
   throw CudaError(call, file, line, static_cast<int>(status),
                   std::string(cublasGetStatusName(status)) + ": " + cublasGetStatusString(status));
 }
@@ -54,14 +55,13 @@ class CublasHandle {
       throw;
     }
   }
-  ~CublasHandle() {
-    if (handle_ != nullptr) cublasDestroy(handle_);  // errors while the runtime unloads are fine here
-  }
-  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  ~CublasHandle() { destroy(); }
+  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)), epoch_(other.epoch_) {}
   CublasHandle& operator=(CublasHandle&& other) noexcept {
     if (this != &other) {
-      if (handle_ != nullptr) cublasDestroy(handle_);
+      destroy();
       handle_ = std::exchange(other.handle_, nullptr);
+      epoch_ = other.epoch_;
     }
     return *this;
   }
@@ -69,9 +69,19 @@ class CublasHandle {
   CublasHandle& operator=(const CublasHandle&) = delete;
 
   cublasHandle_t get() const noexcept { return handle_; }
+  /// Made before a device reset (recoverDevice): its stream and workspace are gone; make a new one.
+  bool stale() const noexcept { return handle_ != nullptr && epoch_ != deviceEpoch(); }
 
  private:
+  void destroy() noexcept {
+    // Errors while the runtime unloads are fine here; a handle from before a device reset is left
+    // alone (its GPU memory went with the old context, and freeing it could free the new one's).
+    if (handle_ != nullptr && epoch_ == deviceEpoch()) cublasDestroy(handle_);
+    handle_ = nullptr;
+  }
+
   cublasHandle_t handle_ = nullptr;
+  std::uint64_t epoch_ = deviceEpoch();
 };
 
 // Row-major C = A B is column-major C^T = B^T A^T: the row-major buffers already are the
@@ -185,6 +195,12 @@ struct MatmulLab::State : detail::LabState {
   }
   CublasHandle cublas;
   DeviceBuffer a, b, c;
+
+  /// requireGpu, and a cuBLAS handle on the (new) stream after a device reset.
+  void requireCublas(const std::string& what) {
+    requireGpu(what);
+    if (cublas.stale() || cublas.get() == nullptr) cublas = CublasHandle(*stream);
+  }
   detail::HostArray hostA, hostB, hostC;  // filled once per shape for all implementations
   std::vector<double> reference;          // float64 product of the filled inputs, when checked
   MatmulInputs inputs = MatmulInputs::Symmetric;
@@ -237,7 +253,7 @@ void MatmulLab::multiply(MatmulImpl impl, const MatmulShape& shape, const T* a, 
     return;
   }
   State& s = *state_;
-  s.requireGpu(std::string(toString(impl)));
+  s.requireCublas(std::string(toString(impl)));
   s.reserveDevice<T>(shape);
   const cudaStream_t stream = s.cuStream();
   GPULAB_CUDA_CHECK(
@@ -256,7 +272,7 @@ template <class T>
 std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, const MatmulShape& shape,
                                               const MeasureOptions& options) {
   validate(shape);
-  if (isGpu(impl)) requireGpu(std::string(toString(impl)));
+  if (isGpu(impl)) requireCublas(std::string(toString(impl)));
   const std::size_t aBytes = count(shape.m, shape.k) * sizeof(T);
   const std::size_t bBytes = count(shape.k, shape.n) * sizeof(T);
   const std::size_t cBytes = count(shape.m, shape.n) * sizeof(T);
@@ -413,7 +429,7 @@ std::vector<Record> MatmulLab::measurePrecisions(const std::vector<GemmPrecision
                                                  const MeasureOptions& options) {
   validate(shape);
   State& st = *state_;
-  st.requireGpu("the tensor-core study");
+  st.requireCublas("the tensor-core study");
   const cudaStream_t cu = st.cuStream();
   const std::size_t na = count(shape.m, shape.k);
   const std::size_t nb = count(shape.k, shape.n);
