@@ -19,9 +19,9 @@ namespace gpulab::gui {
 // WorkerContext
 
 WorkerContext::WorkerContext(Publish publishPhoto) : publish_(std::move(publishPhoto)) {
-  devices_ = gpulab::queryDevices();
-  if (!devices_.available()) return;
-  try {
+  try {  // a device that cannot be queried (lost after a fault) leaves the worker CPU only
+    devices_ = gpulab::queryDevices();
+    if (!devices_.available()) return;
     gpu_ = std::make_unique<gpulab::GpuContext>(gpulab::selectedDevice());
   } catch (const std::exception& e) {
     gpuError_ = QString::fromStdString(e.what());

@@ -2,9 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "gpulab/kernels/cuda_check.hpp"
 
@@ -144,8 +147,25 @@ void recoverDevice() {
     throw CudaError("cudaDeviceReset()", __FILE__, __LINE__, static_cast<int>(reset),
                     std::string(cudaGetErrorName(reset)) + ": " + cudaGetErrorString(reset) +
                         " (the GPU could not be reset: restart gpulab to use it again)");
-  GPULAB_CUDA_CHECK(cudaSetDevice(device));
-  GPULAB_CUDA_CHECK(cudaFree(nullptr));  // creates the new context now, so a failure shows here
+  // The new context is created now, so a failure shows here. The driver may still be tearing the
+  // faulted context down and answer "busy or unavailable" for a while: retry for up to 10 s.
+  cudaError_t open = cudaSuccess;
+  const auto start = std::chrono::steady_clock::now();
+  for (int wait = 10;; wait = std::min(wait * 2, 1000)) {
+    open = cudaSetDevice(device);
+    if (open == cudaSuccess) open = cudaFree(nullptr);
+    if (open != cudaErrorDevicesUnavailable || std::chrono::steady_clock::now() - start > std::chrono::seconds(10))
+      break;
+    cudaGetLastError();
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  }
+  if (open != cudaSuccess) {
+    cudaGetLastError();
+    throw CudaError("cudaSetDevice(device) after cudaDeviceReset()", __FILE__, __LINE__, static_cast<int>(open),
+                    std::string(cudaGetErrorName(open)) + ": " + cudaGetErrorString(open) +
+                        " (the driver gives this process no new CUDA context after the fault: restart gpulab to use "
+                        "the GPU again)");
+  }
   GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
