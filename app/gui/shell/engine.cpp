@@ -53,9 +53,16 @@ QString WorkerContext::recoverFromGpuFault(const QString& fault) {
     // The device epoch moved on: dropping the old context and photo frees nothing of theirs.
     devicePhoto_ = {};
     gpu_.reset();
-    gpuError_ = QStringLiteral("the GPU could not be reset after a fault: ") + QString::fromStdString(e.what());
+    // The CUDA words without the call's file and line ("cudaErrorDevicesUnavailable: ... (the driver
+    // gives this process no new CUDA context after the fault: ...)").
+    QString why = QString::fromStdString(e.what());
+    if (const qsizetype at = why.indexOf(QStringLiteral(" failed at ")); at >= 0) {
+      const qsizetype colon = why.indexOf(QStringLiteral(": "), at);
+      if (colon >= 0) why = why.mid(colon + 2);
+    }
+    gpuError_ = QStringLiteral("the GPU could not be reset after a fault: ") + why;
     if (photo_) publish(source_, std::nullopt, gpuError_);
-    return sentence + QStringLiteral("; the device could not be reset (") + QString::fromStdString(e.what()) +
+    return sentence + QStringLiteral("; the device could not be reset (") + why +
            QStringLiteral("), so gpulab runs CPU only until it is restarted");
   }
   devicePhoto_ = {};  // stale after the reset: frees nothing
