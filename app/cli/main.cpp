@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "gpulab/core/errors.hpp"
 #include "gpulab_build_version.hpp"
 
 namespace {
@@ -40,6 +41,8 @@ int main(int argc, char** argv) {
     return fail(2, message + " (see 'gpulab-cli --help')");
   } catch (const gpulab::cli::UsageError& e) {
     return fail(2, e.what());
+  } catch (const gpulab::GpuFaultError& e) {  // a sticky fault: one sentence, not the call's file and line
+    return fail(1, gpulab::describeGpuFault(e) + ": the CUDA context is lost, so gpulab-cli stops; run it again");
   } catch (const std::exception& e) {
     return fail(1, e.what());
   }

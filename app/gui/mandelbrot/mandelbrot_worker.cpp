@@ -41,7 +41,7 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
   r.precision = QString::fromStdString(choice.label());
   auto gpuFrame = [&] {
     gpulab::GpuContext& gpu = ctx.gpu();
-    if (!recolourOnly || !(state.gpuRawView == view)) {
+    if (!recolourOnly || !(state.gpuRawView == view) || !state.renderer.hasFrame()) {
       state.gpuRawView.reset();
       gpulab::MandelbrotRenderer& renderer = state.renderer;
       auto timed = [&](const std::function<void()>& enqueue) {

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "gpulab/core/device.hpp"
+#include "gpulab/core/errors.hpp"
 #include "gpulab/core/version.hpp"
 #include "gpulab/tiling/tiled_runner.hpp"
 #include "widgets/image_convert.hpp"
@@ -18,9 +20,9 @@ namespace gpulab::gui {
 // WorkerContext
 
 WorkerContext::WorkerContext(Publish publishPhoto) : publish_(std::move(publishPhoto)) {
-  devices_ = gpulab::queryDevices();
-  if (!devices_.available()) return;
-  try {
+  try {  // a device that cannot be queried (lost after a fault) leaves the worker CPU only
+    devices_ = gpulab::queryDevices();
+    if (!devices_.available()) return;
     gpu_ = std::make_unique<gpulab::GpuContext>(gpulab::selectedDevice());
   } catch (const std::exception& e) {
     gpuError_ = QString::fromStdString(e.what());
@@ -41,6 +43,55 @@ void WorkerContext::selectDevice(int index) {
     gpuError_ = QString::fromStdString(e.what());
   }
   if (photo_) setPhoto(gpulab::Image(*photo_), source_);
+}
+
+QString WorkerContext::recoverFromGpuFault(const QString& fault) {
+  QString sentence = fault;
+  if (!sentence.isEmpty()) sentence[0] = sentence[0].toUpper();
+  try {
+    gpulab::recoverDevice();
+  } catch (const std::exception& e) {
+    // The device epoch moved on: dropping the old context and photo frees nothing of theirs.
+    devicePhoto_ = {};
+    gpu_.reset();
+    // The CUDA words without the call's file and line ("cudaErrorDevicesUnavailable: ... (the driver
+    // gives this process no new CUDA context after the fault: ...)").
+    QString why = QString::fromStdString(e.what());
+    if (const qsizetype at = why.indexOf(QStringLiteral(" failed at ")); at >= 0) {
+      const qsizetype colon = why.indexOf(QStringLiteral(": "), at);
+      if (colon >= 0) why = why.mid(colon + 2);
+    }
+    gpuError_ = QStringLiteral("the GPU could not be reset after a fault: ") + why;
+    if (photo_) publish(source_, std::nullopt, gpuError_);
+    return sentence + QStringLiteral("; the device could not be reset (") + why +
+           QStringLiteral("), so gpulab runs CPU only until it is restarted");
+  }
+  devicePhoto_ = {};  // stale after the reset: frees nothing
+  gpu_.reset();
+  gpuError_.clear();
+  try {
+    gpu_ = std::make_unique<gpulab::GpuContext>(gpulab::selectedDevice());
+  } catch (const std::exception& e) {
+    gpuError_ = QString::fromStdString(e.what());
+    if (photo_) publish(source_, std::nullopt, gpuError_);
+    return sentence + QStringLiteral("; the device was reset but could not be opened again (") + gpuError_ +
+           QStringLiteral("), so gpulab runs CPU only");
+  }
+  if (!photo_) return sentence + QStringLiteral("; the device was reset, so the next job runs");
+  std::optional<gpulab::Measurement> upload;
+  QString note;
+  try {
+    gpu_->upload(*photo_, devicePhoto_);
+    upload = uploadRecord(*photo_, gpu_->lastUpload().totalMs());
+  } catch (const std::exception& e) {
+    devicePhoto_ = {};
+    note = QString::fromStdString(e.what());
+  }
+  publish(source_, std::move(upload), note);
+  if (!note.isEmpty())
+    return sentence + QStringLiteral("; the device was reset, but the photo stays on the host (") + note +
+           QStringLiteral(")");
+  return sentence + QStringLiteral("; the device was reset and the photo re-uploaded, so the next job runs");
 }
 
 gpulab::GpuContext& WorkerContext::gpu() {
@@ -181,7 +232,7 @@ class EngineWorker : public QObject {
     }
     std::function<void()> deliver;
     QString error;
-    int outcome = 2;  // 0 done, 1 failed, 2 cancelled
+    int outcome = 2;  // 0 done, 1 failed, 2 cancelled, 3 failed by a GPU fault (recovered)
     if (!state->cancel && !shuttingDown_ && context_) {
       context_->job_ = state.get();
       context_->progressSink_ = std::move(progress);
@@ -190,9 +241,26 @@ class EngineWorker : public QObject {
         outcome = 0;
       } catch (const gpulab::OperationCancelled&) {
         outcome = 2;
+      } catch (const gpulab::GpuFaultError& e) {
+        error = context_->recoverFromGpuFault(QString::fromStdString(gpulab::describeGpuFault(e)));
+        outcome = 3;
       } catch (const std::exception& e) {
         error = QString::fromStdString(e.what());
         outcome = 1;
+        // A fault that reached us as another exception (a lab KernelFault, a library's error) still
+        // poisoned the context: recover before the next job.
+        if (context_->hasGpu()) {
+          if (const std::optional<std::string> fault = gpulab::stickyGpuFault()) {
+            // Its first sentence says what ran ("the kernel 'wild' failed while running: ..."); advice
+            // after it (to restart) no longer holds.
+            const QString what = error.section(QStringLiteral(". "), 0, 0);
+            const QString reason = QString::fromStdString(*fault);
+            error = context_->recoverFromGpuFault(
+                QStringLiteral("the GPU faulted (") +
+                (what.contains(reason) ? what : reason + QStringLiteral(": ") + what) + QStringLiteral(")"));
+            outcome = 3;
+          }
+        }
       } catch (...) {
         error = QStringLiteral("the job failed with an unknown error");
         outcome = 1;
@@ -304,6 +372,7 @@ void Engine::deliver(const std::shared_ptr<detail::JobState>& state, const QPoin
     if (auto it = latestByKey_.find(options.coalesceKey); it != latestByKey_.end() && it->state_ == state)
       latestByKey_.erase(it);
   }
+  if (outcome == Outcome::GpuFault) emit gpuFaultRecovered(error);  // even when the job's receiver is gone
   if (!receiver) return;
   if (state->cancel) outcome = Outcome::Cancelled;  // a cancel() on this thread wins over a late result
   switch (outcome) {
@@ -311,6 +380,7 @@ void Engine::deliver(const std::shared_ptr<detail::JobState>& state, const QPoin
       done();
       break;
     case Outcome::Failed:
+    case Outcome::GpuFault:
       if (options.failed)
         options.failed(error);
       else

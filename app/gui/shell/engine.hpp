@@ -22,7 +22,10 @@
 // Rules: submit and cancel from the GUI thread; `receiver` lives on the GUI thread, and when it is
 // destroyed first its callbacks are dropped. The job's exceptions become `failed` with their
 // message (default handler: Engine::jobFailed, which the main window shows in the status bar);
-// gpulab::OperationCancelled, or a cancel() before delivery, becomes `cancelled`.
+// gpulab::OperationCancelled, or a cancel() before delivery, becomes `cancelled`. A sticky GPU fault
+// (gpulab::GpuFaultError, or any failure that left the CUDA context poisoned) is recovered on the
+// worker before the next job: the device is reset, the GPU context rebuilt and the photo uploaded
+// again; the job fails with the sentence that says so, and gpuFaultRecovered carries it too.
 #pragma once
 
 #include <QHash>
@@ -102,11 +105,14 @@ class Engine : public QObject {
   void photoChanged(const gpulab::gui::PhotoUpdate& update);
   /// A job failed and its submitter gave no `failed` handler.
   void jobFailed(const QString& message);
+  /// A job hit a sticky GPU fault and the worker recovered (WorkerContext::recoverFromGpuFault): the
+  /// one sentence that says so. Emitted before the job's `failed` (which carries the same sentence).
+  void gpuFaultRecovered(const QString& message);
 
  private:
   using Deliver = std::function<void()>;
   using Body = std::function<Deliver(WorkerContext&)>;
-  enum class Outcome { Done, Failed, Cancelled };
+  enum class Outcome { Done, Failed, Cancelled, GpuFault };
 
   JobHandle post(QObject* receiver, Body body, JobOptions options);
   void deliver(const std::shared_ptr<detail::JobState>& state, const QPointer<QObject>& receiver,

@@ -80,6 +80,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   connect(&engine_, &Engine::photoChanged, &photo_, &PhotoDocument::set);
   connect(&photo_, &PhotoDocument::changed, this, &MainWindow::photoChanged);
   connect(&engine_, &Engine::jobFailed, this, &MainWindow::reportError);
+  connect(&engine_, &Engine::gpuFaultRecovered, this, [this](const QString& message) { showMessage(message, 30000); });
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::currentTabChanged);
   connect(device_, &DevicePanel::refreshed, this, [this] {
     deviceLabel_->setText(device_->snapshot().gpu ? tr("GPU: %1").arg(device_->summary()) : tr("CPU only"));

@@ -72,6 +72,12 @@ class WorkerContext {
   /// and published. Throws std::invalid_argument (one sentence listing the devices) for an index
   /// that does not exist; the previous device stays in use then.
   void selectDevice(int index);
+  /// After a sticky GPU fault (`fault`: "the GPU faulted (...)", gpulab::describeGpuFault): resets the
+  /// device (gpulab::recoverDevice), opens a new GpuContext, uploads the current photo again from its
+  /// host copy and publishes it. Returns the one sentence that tells what happened ("The GPU faulted
+  /// (...); the device was reset and the photo re-uploaded, so the next job runs"). Never throws: a
+  /// reset that fails leaves the context CPU only, and the sentence says so.
+  QString recoverFromGpuFault(const QString& fault);
 
   // --- the current photo ---------------------------------------------------------------------
   bool hasPhoto() const noexcept { return photo_ != nullptr; }

@@ -13,6 +13,7 @@ namespace gpulab {
 
 template <>
 Buffer<MemoryKind::Device>::Buffer(std::size_t bytes) {
+  epoch_ = deviceEpoch();
   if (bytes == 0) return;
   const cudaError_t status = cudaMalloc(&ptr_, bytes);
   if (status == cudaErrorMemoryAllocation) {
@@ -26,6 +27,7 @@ Buffer<MemoryKind::Device>::Buffer(std::size_t bytes) {
 
 template <>
 Buffer<MemoryKind::Pinned>::Buffer(std::size_t bytes) {
+  epoch_ = deviceEpoch();
   if (bytes == 0) return;
   GPULAB_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
   bytes_ = bytes;
@@ -33,14 +35,16 @@ Buffer<MemoryKind::Pinned>::Buffer(std::size_t bytes) {
 
 template <>
 void Buffer<MemoryKind::Device>::reset() noexcept {
-  if (ptr_ != nullptr) cudaFree(ptr_);  // an unloading runtime (cudaErrorCudartUnloading) is fine here
+  // An unloading runtime (cudaErrorCudartUnloading) is fine here; after a device reset the memory is
+  // gone already, and its address may belong to a new allocation: nothing is freed then.
+  if (ptr_ != nullptr && epoch_ == deviceEpoch()) cudaFree(ptr_);
   ptr_ = nullptr;
   bytes_ = 0;
 }
 
 template <>
 void Buffer<MemoryKind::Pinned>::reset() noexcept {
-  if (ptr_ != nullptr) cudaFreeHost(ptr_);
+  if (ptr_ != nullptr && epoch_ == deviceEpoch()) cudaFreeHost(ptr_);  // the reset freed a stale one
   ptr_ = nullptr;
   bytes_ = 0;
 }
@@ -50,14 +54,18 @@ void Buffer<MemoryKind::Pinned>::reset() noexcept {
 
 Stream::Stream() { GPULAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
 
-Stream::~Stream() {
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+Stream::~Stream() { destroy(); }
+
+void Stream::destroy() noexcept {
+  if (stream_ != nullptr && epoch_ == deviceEpoch()) cudaStreamDestroy(stream_);  // a reset destroyed stale ones
+  stream_ = nullptr;
 }
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    destroy();
     stream_ = std::exchange(other.stream_, nullptr);
+    epoch_ = other.epoch_;
   }
   return *this;
 }
@@ -66,14 +74,18 @@ void Stream::synchronize() const { GPULAB_CUDA_CHECK(cudaStreamSynchronize(strea
 
 Event::Event() { GPULAB_CUDA_CHECK(cudaEventCreate(&event_)); }
 
-Event::~Event() {
-  if (event_ != nullptr) cudaEventDestroy(event_);
+Event::~Event() { destroy(); }
+
+void Event::destroy() noexcept {
+  if (event_ != nullptr && epoch_ == deviceEpoch()) cudaEventDestroy(event_);  // a reset destroyed stale ones
+  event_ = nullptr;
 }
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
-    if (event_ != nullptr) cudaEventDestroy(event_);
+    destroy();
     event_ = std::exchange(other.event_, nullptr);
+    epoch_ = other.epoch_;
   }
   return *this;
 }

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "gpulab/kernels/cuda_check.hpp"
 
@@ -186,6 +188,57 @@ std::string deviceLabels(const std::vector<int>& devices) {
     text += deviceLabel(d);
   }
   return text.empty() ? std::string("no GPU") : text;
+namespace detail {
+std::atomic<std::uint64_t> gDeviceEpoch{0};
+}  // namespace detail
+
+std::optional<std::string> stickyGpuFault() {
+  if (!cudaAvailable()) return std::nullopt;
+  cudaError_t code = cudaPeekAtLastError();
+  if (!detail::isStickyCudaError(code)) code = cudaDeviceSynchronize();
+  if (!detail::isStickyCudaError(code)) {
+    if (code != cudaSuccess) cudaGetLastError();
+    return std::nullopt;
+  }
+  return std::string(cudaGetErrorString(code));
+}
+
+void recoverDevice() {
+  if (!cudaAvailable()) throw std::runtime_error("there is no GPU to reset: gpulab runs CPU only here");
+  const int device = selectedDevice();
+  cudaSetDevice(device);  // reports the sticky error again; the reset below is what matters
+  // The epoch moves first: from here on no holder of the old context's memory, streams, events,
+  // plans or handles frees them (the reset does), so nothing can free an address of the new context.
+  detail::gDeviceEpoch.fetch_add(1, std::memory_order_acq_rel);
+  const cudaError_t reset = cudaDeviceReset();
+  cudaGetLastError();
+  if (reset != cudaSuccess)
+    throw CudaError("cudaDeviceReset()", __FILE__, __LINE__, static_cast<int>(reset),
+                    std::string(cudaGetErrorName(reset)) + ": " + cudaGetErrorString(reset) +
+                        " (the GPU could not be reset: restart gpulab to use it again)");
+  // The new context is created now, so a failure shows here. A driver may still be tearing the
+  // faulted context down and answer "busy or unavailable" for a while: retry for up to 2 s. (On an
+  // H100 with driver 580.159.04, compute mode Default, the answer stayed cudaErrorDevicesUnavailable
+  // for as long as it was asked, 11.5 s, after cudaDeviceReset and after cuDevicePrimaryCtxReset
+  // alike, and cuCtxCreate gave CUDA_ERROR_ILLEGAL_ADDRESS: that driver wants a new process.)
+  cudaError_t open = cudaSuccess;
+  const auto start = std::chrono::steady_clock::now();
+  for (int wait = 10;; wait = std::min(wait * 2, 1000)) {
+    open = cudaSetDevice(device);
+    if (open == cudaSuccess) open = cudaFree(nullptr);
+    if (open != cudaErrorDevicesUnavailable || std::chrono::steady_clock::now() - start > std::chrono::seconds(2))
+      break;
+    cudaGetLastError();
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+  }
+  if (open != cudaSuccess) {
+    cudaGetLastError();
+    throw CudaError("cudaSetDevice(device) after cudaDeviceReset()", __FILE__, __LINE__, static_cast<int>(open),
+                    std::string(cudaGetErrorName(open)) + ": " + cudaGetErrorString(open) +
+                        " (the driver gives this process no new CUDA context after the fault: restart gpulab to use "
+                        "the GPU again)");
+  }
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 MemoryUsage deviceMemory(int device) {

@@ -35,7 +35,8 @@ DeviceImage::DeviceImage(int width, int height, int channels, PixelType type)
 DeviceImage::~DeviceImage() { release(); }
 
 DeviceImage::DeviceImage(DeviceImage&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
+    : epoch_(other.epoch_),
+      data_(std::exchange(other.data_, nullptr)),
       pitch_(std::exchange(other.pitch_, 0)),
       width_(std::exchange(other.width_, 0)),
       height_(std::exchange(other.height_, 0)),
@@ -45,6 +46,7 @@ DeviceImage::DeviceImage(DeviceImage&& other) noexcept
 DeviceImage& DeviceImage::operator=(DeviceImage&& other) noexcept {
   if (this != &other) {
     release();
+    epoch_ = other.epoch_;
     data_ = std::exchange(other.data_, nullptr);
     pitch_ = std::exchange(other.pitch_, 0);
     width_ = std::exchange(other.width_, 0);
@@ -56,7 +58,7 @@ DeviceImage& DeviceImage::operator=(DeviceImage&& other) noexcept {
 }
 
 void DeviceImage::release() noexcept {
-  if (data_ != nullptr) cudaFree(data_);
+  if (data_ != nullptr && epoch_ == deviceEpoch()) cudaFree(data_);  // a device reset freed a stale one
   data_ = nullptr;
 }
 
@@ -78,6 +80,19 @@ GpuContext::GpuContext(int device) : device_(makeCurrent(device)) {}
 
 GpuContext::~GpuContext() = default;
 
+void GpuContext::renewIfStale() {
+  if (epoch_ == deviceEpoch()) return;
+  makeCurrent(device_);
+  // The old handles died with the reset: moving new ones in frees nothing of theirs.
+  stream_ = Stream();
+  start_ = Event();
+  stop_ = Event();
+  hostStaging_.reset();
+  deviceStaging_.reset();
+  scratch_.reset();
+  epoch_ = deviceEpoch();
+}
+
 DeviceImage GpuContext::upload(const Image& src) {
   DeviceImage dst;
   upload(src, dst);
@@ -86,6 +101,7 @@ DeviceImage GpuContext::upload(const Image& src) {
 
 void GpuContext::upload(const Image& src, DeviceImage& dst) {
   if (src.empty()) throw std::invalid_argument("cannot upload an empty image");
+  renewIfStale();
   if (dst.empty() || dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
       dst.type() != src.type())
     dst = DeviceImage(src.width(), src.height(), src.channels(), src.type());
@@ -121,11 +137,14 @@ Image GpuContext::download(const DeviceImage& src) {
 }
 
 void GpuContext::download(const DeviceImage& src, Image& dst) {
-  if (src.empty()) throw std::invalid_argument("cannot download an empty device image");
+  if (src.empty())
+    throw std::invalid_argument(src.stale() ? "cannot download a device image from before the GPU was reset"
+                                            : "cannot download an empty device image");
   if (dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
       dst.type() != src.type())
     dst = Image(src.width(), src.height(), src.channels(), src.type());
 
+  renewIfStale();
   const std::size_t bytes = dst.sizeBytes();
   hostStaging_.reserve(bytes);
   start_.record(stream_);

@@ -69,6 +69,7 @@ std::string cufftResultName(int result) {
 
 namespace detail {
 void throwCufftError(const char* call, const char* file, int line, int result) {
+  throwIfContextFaulted(call, file, line);  // a sticky fault seen through cuFFT is a GpuFaultError
   throw CufftError(call, file, line, result, cufftResultName(result));
 }
 }  // namespace detail
@@ -176,6 +177,7 @@ FftPlan::FftPlan(const FftPlanKey& key) : key_(key) {
 
   GPULAB_CUFFT_CHECK(cufftCreate(&handle_));
   hasHandle_ = true;
+  epoch_ = deviceEpoch();
   try {
     GPULAB_CUFFT_CHECK(cufftSetAutoAllocation(handle_, 0));
     std::size_t work = 0;
@@ -196,6 +198,7 @@ FftPlan::FftPlan(FftPlan&& other) noexcept
       handle_(other.handle_),
       hasHandle_(std::exchange(other.hasHandle_, false)),
       workspaceBytes_(other.workspaceBytes_),
+      epoch_(other.epoch_),
       boundStream_(other.boundStream_),
       boundWorkspace_(other.boundWorkspace_),
       streamBound_(other.streamBound_) {}
@@ -208,6 +211,7 @@ FftPlan& FftPlan::operator=(FftPlan&& other) noexcept {
     handle_ = other.handle_;
     hasHandle_ = std::exchange(other.hasHandle_, false);
     workspaceBytes_ = other.workspaceBytes_;
+    epoch_ = other.epoch_;
     boundStream_ = other.boundStream_;
     boundWorkspace_ = other.boundWorkspace_;
     streamBound_ = other.streamBound_;
@@ -216,8 +220,10 @@ FftPlan& FftPlan::operator=(FftPlan&& other) noexcept {
 }
 
 void FftPlan::release() noexcept {
-  // cufftDestroy after the CUDA runtime unloaded returns an error we have no use for.
-  if (hasHandle_) cufftDestroy(handle_);
+  // cufftDestroy after the CUDA runtime unloaded returns an error we have no use for. A plan from
+  // before a device reset is not destroyed: its GPU memory went with the old context, and freeing
+  // it now could free memory of the new one (the plan's small host side is left behind).
+  if (hasHandle_ && epoch_ == deviceEpoch()) cufftDestroy(handle_);
   hasHandle_ = false;
 }
 
@@ -284,6 +290,11 @@ void FftPlan::execute(const void* in, void* out, cudaStream_t stream, void* work
 // FftPlanCache
 
 FftPlan& FftPlanCache::plan(const FftPlanKey& key, cudaStream_t stream) {
+  if (epoch_ != deviceEpoch()) {
+    plans_.clear();  // stale plans free nothing (FftPlan::release)
+    workspace_.reset();
+    epoch_ = deviceEpoch();
+  }
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   Stopwatch watch;
   FftPlan created(key);

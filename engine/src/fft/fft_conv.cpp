@@ -205,7 +205,10 @@ template <class Real>
 const void* FftConvolver::kernelSpectrum(GpuContext& gpu, int paddedWidth, int paddedHeight, int shiftX, int shiftY) {
   constexpr FftPrecision precision = std::is_same_v<Real, float> ? FftPrecision::Single : FftPrecision::Double;
   const auto key = std::make_tuple(paddedWidth, paddedHeight, shiftX, shiftY, precision);
-  if (auto it = kernelSpectra_.find(key); it != kernelSpectra_.end()) return it->second.data();
+  if (auto it = kernelSpectra_.find(key); it != kernelSpectra_.end()) {
+    if (!it->second.empty()) return it->second.data();
+    kernelSpectra_.erase(it);  // from before a device reset (recoverDevice): computed again
+  }
 
   cudaStream_t stream = gpu.stream();
   const int kw = spec_.kernel.width, kh = spec_.kernel.height;

@@ -4,15 +4,19 @@
 
 #include <cublas_v2.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
+#include "gpulab/core/device.hpp"
 #include "gpulab/core/errors.hpp"
+#include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/lab/matmul.hpp"
 
 namespace gpulab::lab::detail {
 
 [[noreturn]] inline void throwCublasError(const char* call, const char* file, int line, cublasStatus_t status) {
+  gpulab::detail::throwIfContextFaulted(call, file, line);  // a sticky fault seen through cuBLAS is a GpuFaultError
   throw CudaError(call, file, line, static_cast<int>(status),
                   std::string(cublasGetStatusName(status)) + ": " + cublasGetStatusString(status));
 }
@@ -39,14 +43,13 @@ class CublasHandle {
       throw;
     }
   }
-  ~CublasHandle() {
-    if (handle_ != nullptr) cublasDestroy(handle_);  // errors while the runtime unloads are fine here
-  }
-  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  ~CublasHandle() { destroy(); }
+  CublasHandle(CublasHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)), epoch_(other.epoch_) {}
   CublasHandle& operator=(CublasHandle&& other) noexcept {
     if (this != &other) {
-      if (handle_ != nullptr) cublasDestroy(handle_);
+      destroy();
       handle_ = std::exchange(other.handle_, nullptr);
+      epoch_ = other.epoch_;
     }
     return *this;
   }
@@ -54,9 +57,19 @@ class CublasHandle {
   CublasHandle& operator=(const CublasHandle&) = delete;
 
   cublasHandle_t get() const noexcept { return handle_; }
+  /// Made before a device reset (recoverDevice): its stream and workspace are gone; make a new one.
+  bool stale() const noexcept { return handle_ != nullptr && epoch_ != deviceEpoch(); }
 
  private:
+  void destroy() noexcept {
+    // Errors while the runtime unloads are fine here; a handle from before a device reset is left
+    // alone (its GPU memory went with the old context, and freeing it could free the new one's).
+    if (handle_ != nullptr && epoch_ == deviceEpoch()) cublasDestroy(handle_);
+    handle_ = nullptr;
+  }
+
   cublasHandle_t handle_ = nullptr;
+  std::uint64_t epoch_ = deviceEpoch();
 };
 
 // Row-major C = A B is column-major C^T = B^T A^T: the row-major buffers already are the

@@ -115,12 +115,14 @@ void checkSize(const char* what, std::size_t n, std::size_t max, const char* uni
 struct LabState {
   explicit LabState(bool hasGpu);
 
-  std::optional<Stream> stream;  ///< only with a GPU
+  /// Only with a GPU; made anew by requireGpu() after a device reset (recoverDevice).
+  mutable std::optional<Stream> stream;
 
   bool gpu() const noexcept { return stream.has_value(); }
 
   cudaStream_t cuStream() const noexcept { return stream ? stream->get() : nullptr; }
-  /// Throws std::runtime_error "<what> needs a CUDA device: <reason>" when there is no GPU.
+  /// Throws std::runtime_error "<what> needs a CUDA device: <reason>" when there is no GPU. After a
+  /// device reset, makes the stream anew (buffers reallocate themselves when next reserved).
   void requireGpu(const std::string& what) const;
   /// True, and remembered, when the host inputs must be filled anew for `dtype` at `sizes`.
   bool needsInputs(DType dtype, const std::vector<std::int64_t>& sizes);

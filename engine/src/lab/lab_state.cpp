@@ -183,6 +183,10 @@ LabState::LabState(bool hasGpu) {
 
 void LabState::requireGpu(const std::string& what) const {
   if (!gpu()) throw std::runtime_error(what + " needs a CUDA device: " + gpuUnavailableReason());
+  if (stream->stale()) {
+    activateSelectedDevice();
+    stream.emplace();  // the old handle died with the reset: replacing it frees nothing
+  }
 }
 
 bool LabState::needsInputs(DType dtype, const std::vector<std::int64_t>& sizes) {

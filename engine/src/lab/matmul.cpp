@@ -127,6 +127,12 @@ struct MatmulLab::State : detail::LabState {
   }
   CublasHandle cublas;
   DeviceBuffer a, b, c;
+
+  /// requireGpu, and a cuBLAS handle on the (new) stream after a device reset.
+  void requireCublas(const std::string& what) {
+    requireGpu(what);
+    if (cublas.stale() || cublas.get() == nullptr) cublas = CublasHandle(*stream);
+  }
   detail::HostArray hostA, hostB, hostC;  // filled once per shape for all implementations
   std::vector<double> reference;          // float64 product of the filled inputs, when checked
   MatmulInputs inputs = MatmulInputs::Symmetric;
@@ -179,7 +185,7 @@ void MatmulLab::multiply(MatmulImpl impl, const MatmulShape& shape, const T* a, 
     return;
   }
   State& s = *state_;
-  s.requireGpu(std::string(toString(impl)));
+  s.requireCublas(std::string(toString(impl)));
   s.reserveDevice<T>(shape);
   const cudaStream_t stream = s.cuStream();
   GPULAB_CUDA_CHECK(
@@ -198,7 +204,7 @@ template <class T>
 std::vector<Record> MatmulLab::State::measure(MatmulImpl impl, DType dtype, const MatmulShape& shape,
                                               const MeasureOptions& options) {
   validate(shape);
-  if (isGpu(impl)) requireGpu(std::string(toString(impl)));
+  if (isGpu(impl)) requireCublas(std::string(toString(impl)));
   const std::size_t aBytes = count(shape.m, shape.k) * sizeof(T);
   const std::size_t bBytes = count(shape.k, shape.n) * sizeof(T);
   const std::size_t cBytes = count(shape.m, shape.n) * sizeof(T);
@@ -355,7 +361,7 @@ std::vector<Record> MatmulLab::measurePrecisions(const std::vector<GemmPrecision
                                                  const MeasureOptions& options) {
   validate(shape);
   State& st = *state_;
-  st.requireGpu("the tensor-core study");
+  st.requireCublas("the tensor-core study");
   const cudaStream_t cu = st.cuStream();
   const std::size_t na = count(shape.m, shape.k);
   const std::size_t nb = count(shape.k, shape.n);

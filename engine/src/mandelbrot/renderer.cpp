@@ -20,15 +20,17 @@ kernels::Plane<const float> rawPlane(const MandelbrotFrame& frame, const DeviceB
 }  // namespace
 
 const MandelbrotFrame& MandelbrotRenderer::frame() const {
-  if (!hasFrame_) throw std::logic_error("the Mandelbrot renderer has not computed a frame yet");
+  if (!hasFrame())
+    throw std::logic_error("the Mandelbrot renderer has not computed a frame yet (or the GPU was reset)");
   return frame_;
 }
 
 std::size_t MandelbrotRenderer::deviceBytes() const noexcept { return raw_.size() + rgba_.size() + table_.size(); }
 
 void MandelbrotRenderer::ensureDevice(GpuContext& gpu) {
-  if (device_ == gpu.device()) return;
-  // A different device: everything held belongs to the old one.
+  if (device_ == gpu.device() && epoch_ == deviceEpoch()) return;
+  // A different device, or the device was reset: everything held belongs to the old one.
+  if (epoch_ != deviceEpoch()) deep_.reset();  // its buffers and events died with the old context
   raw_.reset();
   rgba_.reset();
   table_.reset();
@@ -37,6 +39,7 @@ void MandelbrotRenderer::ensureDevice(GpuContext& gpu) {
   hasFrame_ = false;
   hasColour_ = false;
   device_ = gpu.device();
+  epoch_ = deviceEpoch();
 }
 
 MandelbrotRenderer::MandelbrotRenderer() = default;
@@ -88,6 +91,7 @@ void MandelbrotRenderer::relaunch(GpuContext& gpu) {
 }
 
 void MandelbrotRenderer::colour(GpuContext& gpu, const Colouring& colouring, ChannelOrder order) {
+  ensureDevice(gpu);  // after a device reset the frame is gone: compute() again
   if (!hasFrame_) throw std::logic_error("colour() needs a frame: call compute() first");
   validate(colouring);
   const std::array<Rgba8, Palette::kTableSize> table = colouring.palette.table();

@@ -1,12 +1,17 @@
 // Owning handles for device memory, pinned host memory, streams and events.
 // Move-only; destructors never throw and tolerate a CUDA runtime that is already unloading.
 // Never create these as statics or globals: their destruction order against the runtime is undefined.
+// Each remembers the device epoch it was made in (device.hpp): after recoverDevice() reset the device,
+// it is stale: it frees nothing (the reset did), a Buffer reads as empty (null, size 0, so reserve()
+// allocates anew), and a Stream or Event says stale() so its owner makes a new one.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "gpulab/core/cuda_types.hpp"
+#include "gpulab/core/device.hpp"
 
 namespace gpulab {
 
@@ -25,42 +30,49 @@ class Buffer {
   Buffer() = default;
   explicit Buffer(std::size_t bytes);
   ~Buffer() { reset(); }
-  Buffer(Buffer&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+  Buffer(Buffer&& other) noexcept
+      : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)), epoch_(other.epoch_) {}
   Buffer& operator=(Buffer&& other) noexcept {
     if (this != &other) {
       reset();
       ptr_ = std::exchange(other.ptr_, nullptr);
       bytes_ = std::exchange(other.bytes_, 0);
+      epoch_ = other.epoch_;
     }
     return *this;
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  void* data() noexcept { return ptr_; }
-  const void* data() const noexcept { return ptr_; }
+  void* data() noexcept { return live() ? ptr_ : nullptr; }
+  const void* data() const noexcept { return live() ? ptr_ : nullptr; }
   template <class T>
   T* as() noexcept {
-    return static_cast<T*>(ptr_);
+    return static_cast<T*>(data());
   }
   template <class T>
   const T* as() const noexcept {
-    return static_cast<const T*>(ptr_);
+    return static_cast<const T*>(data());
   }
-  std::size_t size() const noexcept { return bytes_; }
-  bool empty() const noexcept { return ptr_ == nullptr; }
+  std::size_t size() const noexcept { return live() ? bytes_ : 0; }
+  bool empty() const noexcept { return !live(); }
+  /// Allocated before the last device reset: its memory is gone.
+  bool stale() const noexcept { return ptr_ != nullptr && epoch_ != deviceEpoch(); }
 
   /// Grows to at least `bytes` (contents are not kept); never shrinks. For reusable scratch.
   void reserve(std::size_t bytes) {
-    if (bytes <= bytes_) return;
+    if (bytes <= size()) return;
     reset();
     *this = Buffer(bytes);
   }
   void reset() noexcept;
 
  private:
+  bool live() const noexcept { return ptr_ != nullptr && epoch_ == deviceEpoch(); }
+
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
+  std::uint64_t epoch_ = deviceEpoch();
 };
 
 // Allocation and release per kind (buffers.cpp).
@@ -81,7 +93,7 @@ class Stream {
  public:
   Stream();
   ~Stream();
-  Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+  Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)), epoch_(other.epoch_) {}
   Stream& operator=(Stream&& other) noexcept;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -89,9 +101,14 @@ class Stream {
   cudaStream_t get() const noexcept { return stream_; }
   operator cudaStream_t() const noexcept { return stream_; }  // NOLINT: used like the raw handle
   void synchronize() const;
+  /// Created before the last device reset: the handle is dead; make a new Stream.
+  bool stale() const noexcept { return stream_ != nullptr && epoch_ != deviceEpoch(); }
 
  private:
+  void destroy() noexcept;
+
   cudaStream_t stream_ = nullptr;
+  std::uint64_t epoch_ = deviceEpoch();
 };
 
 /// A CUDA event with timing enabled.
@@ -99,7 +116,7 @@ class Event {
  public:
   Event();
   ~Event();
-  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)), epoch_(other.epoch_) {}
   Event& operator=(Event&& other) noexcept;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -109,9 +126,14 @@ class Event {
   void synchronize() const;
   /// Milliseconds from `start` to this event; both must have completed.
   float elapsedSince(const Event& start) const;
+  /// Created before the last device reset: the handle is dead; make a new Event.
+  bool stale() const noexcept { return event_ != nullptr && epoch_ != deviceEpoch(); }
 
  private:
+  void destroy() noexcept;
+
   cudaEvent_t event_ = nullptr;
+  std::uint64_t epoch_ = deviceEpoch();
 };
 
 }  // namespace gpulab

@@ -2,7 +2,10 @@
 // never throws for them, and every CPU path of gpulab keeps working.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +87,32 @@ struct MemoryUsage {
   std::size_t total = 0;
 };
 MemoryUsage deviceMemory(int device = selectedDevice());
+
+// ---------------------------------------------------------------------------------------------
+// Recovery from a sticky GPU fault (GpuFaultError, errors.hpp). The fault poisons the CUDA context;
+// recoverDevice() resets the device (cudaDeviceReset) and starts a new device epoch. Every engine
+// object that holds GPU memory, a stream, an event, a cuFFT plan or a cuBLAS handle remembers the
+// epoch it was made in: once the epoch moved on it frees nothing (the reset already did), reports
+// itself empty (Buffer, DeviceImage), and the caches rebuild what they need on next use (GpuContext's
+// stream and staging, FftPlanCache's plans). What lived on the GPU is gone: upload it again.
+
+namespace detail {
+extern std::atomic<std::uint64_t> gDeviceEpoch;
+}  // namespace detail
+
+/// The device epoch: 0 at start, one more after each recoverDevice().
+inline std::uint64_t deviceEpoch() noexcept { return detail::gDeviceEpoch.load(std::memory_order_acquire); }
+
+/// For failure paths: when the current device's context holds a sticky fault (whatever exception
+/// carried it, e.g. a lab KernelFault), the runtime's words for it ("an illegal memory access was
+/// encountered"); else nothing. Waits for the device, so a fault still in flight is seen.
+std::optional<std::string> stickyGpuFault();
+
+/// Resets the selected device after a GpuFaultError (cudaDeviceReset), starts a new device epoch and
+/// checks that the new context works. Call it on the thread that saw the fault, once no other
+/// thread is using the GPU (its resources are released under it). Throws std::runtime_error without
+/// a device, CudaError when the reset or the new context fails (then only a restart helps).
+void recoverDevice();
 
 /// "13.0" from 13000.
 std::string formatCudaVersion(int version);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "gpulab/core/buffers.hpp"
 #include "gpulab/core/device.hpp"  // selectedDevice
@@ -25,20 +26,28 @@ class DeviceImage {
   /// ("the 20000x20000 RGBA f32 image needs 6.0 GiB of GPU memory; 2.1 GiB is free").
   DeviceImage(int width, int height, int channels, PixelType type);
 
-  int width() const noexcept { return width_; }
-  int height() const noexcept { return height_; }
-  int channels() const noexcept { return channels_; }
+  // An image allocated before the last device reset (recoverDevice, device.hpp) is stale: its memory
+  // is gone, so it reads as empty (0x0, no data) and code that reuses an output of the same shape
+  // allocates a new one; upload the host copy again.
+  int width() const noexcept { return live() ? width_ : 0; }
+  int height() const noexcept { return live() ? height_ : 0; }
+  int channels() const noexcept { return live() ? channels_ : 0; }
   PixelType type() const noexcept { return type_; }
-  bool empty() const noexcept { return data_ == nullptr; }
-  std::size_t pitch() const noexcept { return pitch_; }  ///< bytes between rows of one plane
-  std::size_t sizeBytes() const noexcept { return pitch_ * static_cast<std::size_t>(height_) * channels_; }
+  bool empty() const noexcept { return !live(); }
+  /// Allocated before the last device reset.
+  bool stale() const noexcept { return data_ != nullptr && epoch_ != deviceEpoch(); }
+  std::size_t pitch() const noexcept { return live() ? pitch_ : 0; }  ///< bytes between rows of one plane
+  std::size_t sizeBytes() const noexcept { return pitch() * static_cast<std::size_t>(height()) * channels(); }
   bool sameShape(const DeviceImage& o) const noexcept {
-    return width_ == o.width_ && height_ == o.height_ && channels_ == o.channels_ && type_ == o.type_;
+    return width() == o.width() && height() == o.height() && channels() == o.channels() && type_ == o.type_;
   }
 
-  /// The first byte of plane c (the engine hands kernels typed views of it: internal/planes.hpp).
-  std::byte* planeData(int c) noexcept { return static_cast<std::byte*>(data_) + planeOffset(c); }
-  const std::byte* planeData(int c) const noexcept { return static_cast<const std::byte*>(data_) + planeOffset(c); }
+  /// The first byte of plane c (the engine hands kernels typed views of it: internal/planes.hpp);
+  /// null when empty or stale.
+  std::byte* planeData(int c) noexcept { return live() ? static_cast<std::byte*>(data_) + planeOffset(c) : nullptr; }
+  const std::byte* planeData(int c) const noexcept {
+    return live() ? static_cast<const std::byte*>(data_) + planeOffset(c) : nullptr;
+  }
 
   ~DeviceImage();
   DeviceImage(DeviceImage&& other) noexcept;
@@ -48,8 +57,10 @@ class DeviceImage {
 
  private:
   std::size_t planeOffset(int c) const noexcept { return pitch_ * static_cast<std::size_t>(height_) * c; }
+  bool live() const noexcept { return data_ != nullptr && epoch_ == deviceEpoch(); }
   void release() noexcept;
 
+  std::uint64_t epoch_ = deviceEpoch();
   void* data_ = nullptr;
   std::size_t pitch_ = 0;
   int width_ = 0;
@@ -67,6 +78,8 @@ struct TransferTime {
 
 /// One device, one stream and the reusable staging buffers (pinned host, device scratch) that
 /// uploads and downloads go through. Not thread-safe: use one per worker thread.
+/// After a device reset (recoverDevice) it renews itself on next use: a new stream and events, and
+/// staging and scratch allocated again; device images made before the reset are stale.
 class GpuContext {
  public:
   /// On `device`; by default the selected one (selectDevice), made current on this thread.
@@ -76,8 +89,12 @@ class GpuContext {
   GpuContext& operator=(const GpuContext&) = delete;
 
   int device() const noexcept { return device_; }
-  Stream& stream() noexcept { return stream_; }
-  void synchronize() { stream_.synchronize(); }
+  /// The context's stream (a new one after a device reset: take it anew for each piece of work).
+  Stream& stream() {
+    renewIfStale();
+    return stream_;
+  }
+  void synchronize() { stream().synchronize(); }
 
   /// Copies a host image to the GPU (blocking). Reuses `dst` when its shape matches.
   DeviceImage upload(const Image& src);
@@ -92,8 +109,15 @@ class GpuContext {
   /// Device scratch that operations may borrow between calls (grown, never shrunk).
   DeviceBuffer& scratch() noexcept { return scratch_; }
 
+  /// The device epoch this context's stream and events belong to (device.hpp).
+  std::uint64_t epoch() const noexcept { return epoch_; }
+
  private:
+  /// After a device reset: makes the stream and events anew (the buffers reallocate when next reserved).
+  void renewIfStale();
+
   int device_;
+  std::uint64_t epoch_ = deviceEpoch();
   Stream stream_;
   Event start_;
   Event stop_;

@@ -108,6 +108,7 @@ class FftPlan {
   int handle_ = 0;  // a cufftHandle (an int in every cuFFT release)
   bool hasHandle_ = false;
   std::size_t workspaceBytes_ = 0;
+  std::uint64_t epoch_ = 0;  // the device epoch the handle was made in: a reset destroyed older ones
   cudaStream_t boundStream_ = nullptr;
   void* boundWorkspace_ = nullptr;
   bool streamBound_ = false;
@@ -115,6 +116,7 @@ class FftPlan {
 
 /// Plans created once per key and kept; creation timed on the host clock apart from execution.
 /// One workspace serves every plan (they run one after another on one stream). Not thread-safe.
+/// After a device reset (recoverDevice) the old plans are dropped and made again on next use.
 class FftPlanCache {
  public:
   struct Record {
@@ -147,6 +149,7 @@ class FftPlanCache {
   std::map<FftPlanKey, FftPlan> plans_;
   std::vector<Record> records_;
   DeviceBuffer workspace_;
+  std::uint64_t epoch_ = deviceEpoch();  // plans from before a device reset are dropped and made anew
   double untakenMs_ = 0;
 };
 

@@ -109,7 +109,8 @@ class MandelbrotRenderer {
   /// `dstPitch` bytes apart (>= imageWidth * 4): one copy out of the pinned staging buffer.
   void downloadRgba(GpuContext& gpu, std::byte* dst, std::size_t dstPitch);
 
-  bool hasFrame() const noexcept { return hasFrame_; }
+  /// A computed frame is held (false again after a device reset: recoverDevice, core/device.hpp).
+  bool hasFrame() const noexcept { return hasFrame_ && epoch_ == deviceEpoch(); }
   const MandelbrotFrame& frame() const;
   /// The raw plane's device memory (valid until the next compute(); rows packed, rawWidth floats each).
   const float* rawDeviceData() const noexcept { return raw_.as<float>(); }
@@ -129,7 +130,8 @@ class MandelbrotRenderer {
   std::optional<Event> tableCopied_;  // the last table upload; created on first use (no GPU, no event)
   std::array<Rgba8, Palette::kTableSize> uploadedTable_{};
   bool tableUploaded_ = false;
-  int device_ = -1;  // the device the buffers belong to
+  int device_ = -1;          // the device the buffers belong to
+  std::uint64_t epoch_ = 0;  // the device epoch they belong to (a reset loses them)
   bool hasFrame_ = false;
   bool hasColour_ = false;
   MandelbrotFrame frame_;
