@@ -121,7 +121,9 @@ if [[ $steps == *shots* ]]; then
 fi
 # Images bigger than the GPU: a 16384x16384 f32 image under --gpu-memory-limit 512M against the same
 # run uncapped, in process for box, Sobel, direct and FFT convolution (max difference, tiles, timings,
-# measured peak), then through gpulab-cli (the files compared byte for byte) and the FFT filter's refusal.
+# measured peak), then through gpulab-cli (the files compared byte for byte); the FFT low-pass through
+# gpulab-cli uncapped and under 512M (out of core), then in process and the two CLI outputs compared
+# (max difference).
 if [[ $steps == *tiles* ]]; then
   big=$(mktemp -d); cli=build/app/cli/gpulab-cli
   {
@@ -133,7 +135,12 @@ if [[ $steps == *tiles* ]]; then
     md5sum "$big"/box-*.npy | sed "s|$big/||"
     printf '1 2 3 2 1\n2 4 6 4 2\n3 6 9 6 3\n2 4 6 4 2\n1 2 3 2 1\n' > "$big/k5.txt"
     $cli filter --op conv --kernel "$big/k5.txt" --in "$big/in16k.npy" --out "$big/conv.npy" --gpu-memory-limit 512M --json "$big/conv.json" && cat "$big/conv.json"
-    $cli fft --cutoff 0.2 --in "$big/in16k.npy" --out "$big/fft.npy" --gpu-memory-limit 512M; echo "fft exit $?"
+    for cap in 0 512M; do  # the FFT low-pass: uncapped in one piece, under 512M out of core
+      $cli fft --cutoff 0.2 --in "$big/in16k.npy" --out "$big/fft-$cap.npy" --reps 1 --gpu-memory-limit $cap \
+        --json "$big/fft-$cap.json"; echo "fft --gpu-memory-limit $cap: exit $?"
+    done
+    cat "$big/fft-512M.json"
+    GPULAB_TILING_16K=$big build/tests/test_fft_out_of_core_gpu --gtest_brief=1 --gtest_filter='FftOutOfCoreLarge.*'
   } > "$out/tiles.txt" 2>&1
   rm -rf "$big"
   cat "$out/tiles.txt"

@@ -1,5 +1,7 @@
 // gpulab-cli fft: frequency-domain filtering of an image (and its spectrum for display) on the GPU
-// (cuFFT) or the CPU (OpenCV), with plan creation reported apart from the timings.
+// (cuFFT) or the CPU (OpenCV), with plan creation reported apart from the timings. An image that
+// needs more GPU memory than gpulab may use (--gpu-memory-limit, or the free memory) is filtered out
+// of core (tiling/fft_out_of_core.hpp: row, column and row passes in chunks), once, with a `tiled:` line.
 // gpulab-cli fft --bench: the FFT low-pass and FFT convolution on an NxN f32 image, stage by stage,
 // against the bytes they must move and the device copy bandwidth measured in the same run.
 #include <algorithm>
@@ -24,6 +26,8 @@
 #include "gpulab/io/image_io.hpp"
 #include "gpulab/measure/ceiling.hpp"
 #include "gpulab/measure/harness.hpp"
+#include "gpulab/measure/json.hpp"
+#include "gpulab/tiling/fft_out_of_core.hpp"
 #include "gpulab/tiling/tiled_runner.hpp"
 
 namespace gpulab::cli {
@@ -42,6 +46,7 @@ struct FftArgs {
   std::string in;
   std::string out;
   std::string device;
+  std::string json;
   int reps = 0;  // 0: 10 on the GPU, 3 on the CPU
   bool bench = false;
   int size = 4096;
@@ -82,6 +87,57 @@ void writeSpectrum(const Image& logMagnitude, const std::string& path, ColorMap 
               npy ? "" : (", " + std::string(toString(map))).c_str());
 }
 
+/// The FFT filter out of core (rows, columns, rows; tiling/fft_out_of_core.hpp) when the image needs
+/// more GPU memory than the engine may use; false when it fits.
+bool runOutOfCoreIfNeeded(const FftArgs& a, GpuContext& gpu, const FftFilter& filter, const Image& img) {
+  const std::size_t budget = gpuMemoryBudget(gpu), needed = gpuBytesEstimate(filter, shapeOf(img));
+  if (needed <= budget) return false;
+  if (!a.spectrum.empty())
+    throw std::runtime_error("the " + img.describe() + " image needs about " + formatByteSize(needed) +
+                             " of GPU memory, more than the " + formatByteSize(budget) +
+                             " allowed: the FFT filter runs out of core, but --spectrum does not; leave it out, "
+                             "raise --gpu-memory-limit or use --device cpu");
+  FftPassPlan plan;
+  try {
+    plan = planFftOutOfCore(filter, shapeOf(img), budget);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("the " + img.describe() + " image needs about " + formatByteSize(needed) +
+                             " of GPU memory for the FFT filter, more than the " + formatByteSize(budget) + " that " +
+                             (gpuMemoryLimit() == 0 ? "the free GPU memory" : "--gpu-memory-limit") +
+                             " allows, and out of core " + e.what() + "; raise --gpu-memory-limit or use --device cpu");
+  }
+  const FftOutOfCoreRun run = runFftOutOfCore(gpu, filter, img, plan);
+  std::printf("%s (one run; %s budget, whole image about %s; plan creation %.1f ms apart)\n", run.summary().c_str(),
+              formatByteSize(budget).c_str(), formatByteSize(needed).c_str(), run.prepareMs);
+  saveImage(run.output, a.out);
+  std::printf("wrote %s (%s)\n", a.out.c_str(), run.output.describe().c_str());
+  if (!a.json.empty()) {
+    nlohmann::json report = jsonReport(std::nullopt, std::nullopt);
+    report["tiled"] = {{"operation", "fft-filter " + filter.describe()},
+                       {"method", "out of core: row R2C, column C2C + mask + C2C, row C2R"},
+                       {"passes", 3},
+                       {"fft_width", plan.fftWidth},
+                       {"fft_height", plan.fftHeight},
+                       {"row_chunk", plan.rowChunk},
+                       {"row_chunks_forward", plan.forwardRowChunks()},
+                       {"column_chunk", plan.columnChunk},
+                       {"column_chunks", plan.columnChunks()},
+                       {"row_chunks_inverse", plan.inverseRowChunks()},
+                       {"host_spectrum_bytes", plan.hostBytes},
+                       {"limit_bytes", run.limit},
+                       {"budget_bytes", budget},
+                       {"peak_gpu_bytes", run.peakGpuBytes},
+                       {"upload_ms", run.uploadMs},
+                       {"compute_ms", run.computeMs},
+                       {"download_ms", run.downloadMs},
+                       {"prepare_ms", run.prepareMs},
+                       {"wall_ms", run.wallMs}};
+    writeJson(report, a.json);
+    std::printf("wrote %s\n", a.json.c_str());
+  }
+  return true;
+}
+
 void filterImage(const FftArgs& a) {
   const FftFilterSpec spec = buildSpec(a);
   if (a.in.empty()) throw UsageError("--in IN is required (or --bench)");
@@ -98,23 +154,12 @@ void filterImage(const FftArgs& a) {
   std::printf("fft %s on %s\n", filter.describe().c_str(), img.describe().c_str());
 
   const std::unique_ptr<GpuContext> gpu = gpuContextIf(gpuRun);
-  if (gpuRun) {
-    // The FFT filter transforms the whole image at once: it does not run in tiles (tiled_runner.hpp).
-    const std::size_t budget = gpuMemoryBudget(*gpu), needed = gpuBytesEstimate(filter, shapeOf(img));
-    if (needed > budget) {
-      std::string why;
-      tileHalo(filter, shapeOf(img), &why);
-      throw std::runtime_error("the " + img.describe() + " image needs about " + formatByteSize(needed) +
-                               " of GPU memory for the FFT filter, more than the " + formatByteSize(budget) + " that " +
-                               (gpuMemoryLimit() == 0 ? "the free GPU memory" : "--gpu-memory-limit") +
-                               " allows, and " + why + "; raise --gpu-memory-limit or use --device cpu");
-    }
-  }
+  if (gpuRun && runOutOfCoreIfNeeded(a, *gpu, filter, img)) return;
   MeasureSetup setup;
   setup.wantGpu = gpuRun;
   setup.wantCpu = !gpuRun;
   setup.gpu = gpu.get();
-  setup.withCeiling = false;
+  setup.withCeiling = !a.json.empty();
   const MeasurePolicy policy = MeasurePolicy::command(a.reps);
   const MeasureResult measured = measure(filter, img, setup, policy);
   const Measurement& m = measured.record;
@@ -143,6 +188,12 @@ void filterImage(const FftArgs& a) {
   std::printf("wrote %s (%s)%s\n", a.out.c_str(), result.describe().c_str(),
               nonFinite.empty() ? "" : ("; non-finite: " + nonFinite).c_str());
   if (!a.spectrum.empty()) writeSpectrum(spectrum, a.spectrum, *colorMap);
+  if (!a.json.empty()) {
+    nlohmann::json report = jsonReport(std::nullopt, std::nullopt);
+    for (auto& row : toJsonRows(m)) report["records"].push_back(row);
+    writeJson(report, a.json);
+    std::printf("wrote %s\n", a.json.c_str());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,6 +353,7 @@ void registerFft(CLI::App& app) {
   cmd->add_option("--in", args->in, "Input image (png, jpg, ..., or .npy)");
   cmd->add_option("--out", args->out, "Output image (float inputs need .npy)");
   cmd->add_option("--device", args->device, "gpu or cpu (default: the GPU when there is one)");
+  cmd->add_option("--json", args->json, "Also write the measurement (or the out-of-core run) as JSON to FILE");
   cmd->add_option("--reps", args->reps, "Timed repetitions (default 10 on the GPU, 3 on the CPU; 20 for --bench)");
   cmd->add_flag("--bench", args->bench, "Benchmark the FFT low-pass and FFT convolution on an NxN f32 image");
   cmd->add_option("--size", args->size, "Image side N for --bench (default 4096)");

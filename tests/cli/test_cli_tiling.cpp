@@ -1,13 +1,15 @@
 // gpulab-cli --gpu-memory-limit as a user meets it (the real binary): the option's syntax and
 // messages, the environment variable, and on a GPU the filter command in tiles giving the untiled
 // output (bit for bit for box blur on float samples on a 2^-16 grid, Sobel and direct convolution;
-// FFT convolution within 1e-5 of the peak), the "tiled:" line, and the FFT filter's refusal.
+// FFT convolution within 1e-5 of the peak), the "tiled:" line; the FFT filter out of core (within
+// 1e-5 of the input's range), and its refusal when not even one row fits.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -143,10 +146,12 @@ TEST(CliGpuMemoryLimit, FilterInTilesGivesTheWholeImagesResult) {
 
 TEST(CliGpuMemoryLimit, WholeImageOperationsRefuseInOneSentence) {
   GPULAB_REQUIRE_GPU();
+  // The FFT filter runs out of core under a limit (below); one where not even a row fits refuses.
   const Outcome fft =
-      runCli({"fft", "--cutoff", "0.2", "--in", gridInput(), "--out", file("fft.npy"), "--gpu-memory-limit", "64K"});
+      runCli({"fft", "--cutoff", "0.2", "--in", gridInput(), "--out", file("fft.npy"), "--gpu-memory-limit", "1K"});
   EXPECT_EQ(fft.exitCode, 1) << describe(fft);
-  EXPECT_NE(fft.err.find("cannot run in tiles"), std::string::npos) << describe(fft);
+  EXPECT_NE(fft.err.find("out of core not even one row of the 301x203 transform fits in 1 KiB"), std::string::npos)
+      << describe(fft);
   EXPECT_NE(fft.err.find("raise --gpu-memory-limit or use --device cpu"), std::string::npos) << describe(fft);
   EXPECT_EQ(std::count(fft.err.begin(), fft.err.end(), '\n'), 1) << describe(fft);
   const std::string kernel = file("kernel3.txt");
@@ -159,6 +164,49 @@ TEST(CliGpuMemoryLimit, WholeImageOperationsRefuseInOneSentence) {
   const Outcome fits =
       runCli({"fft", "--cutoff", "0.2", "--in", gridInput(), "--out", file("fft-ok.npy"), "--gpu-memory-limit", "1G"});
   EXPECT_EQ(fits.exitCode, 0) << describe(fits);
+}
+
+/// gpulab-cli fft under a small limit: out of core (row, column, row passes), the uncapped result
+/// within 1e-5 of the input's range, the passes in the "tiled:" line and in --json.
+TEST(CliGpuMemoryLimit, FftFilterRunsOutOfCore) {
+  GPULAB_REQUIRE_GPU();
+  for (const std::vector<std::string>& filterArgs :
+       {std::vector<std::string>{"--cutoff", "0.2"},
+        std::vector<std::string>{"--filter", "bandpass", "--shape", "butterworth", "--order", "3", "--cutoff", "0.1",
+                                 "--cutoff2", "0.4", "--padding", "mirror"}}) {
+    const std::string name = filterArgs.size() == 2 ? "lowpass" : "bandpass";
+    const std::string whole = file("fft-" + name + "-whole.npy"), ooc = file("fft-" + name + "-ooc.npy"),
+                      json = file("fft-" + name + ".json");
+    std::vector<std::string> args = {"fft", "--in", gridInput(), "--device", "gpu", "--reps", "1"};
+    args.insert(args.end(), filterArgs.begin(), filterArgs.end());
+    std::vector<std::string> plain = args, limited = args;
+    plain.insert(plain.end(), {"--out", whole});
+    limited.insert(limited.end(), {"--out", ooc, "--gpu-memory-limit", "64K", "--json", json});
+    const Outcome a = runCli(plain), b = runCli(limited);
+    ASSERT_EQ(a.exitCode, 0) << describe(a);
+    ASSERT_EQ(b.exitCode, 0) << describe(b);
+    EXPECT_EQ(lineStartingWith(a.out, "tiled:"), "") << describe(a);
+    const std::string line = lineStartingWith(b.out, "tiled:");
+    EXPECT_NE(line.find("FFT filter out of core, 3 passes over the "), std::string::npos) << describe(b);
+    EXPECT_NE(line.find(" chunks of "), std::string::npos) << describe(b);
+    EXPECT_NE(line.find("(C2C, mask, C2C)"), std::string::npos) << describe(b);
+    EXPECT_NE(line.find("limit 64 KiB"), std::string::npos) << describe(b);
+    EXPECT_NE(line.find("peak GPU use"), std::string::npos) << describe(b);
+    std::ifstream report(json);
+    const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"column_chunks\""), std::string::npos) << text;
+    EXPECT_NE(text.find("\"peak_gpu_bytes\""), std::string::npos) << text;
+    const Image x = loadImage(whole), y = loadImage(ooc), in = loadImage(gridInput());
+    ASSERT_EQ(x.width(), y.width());
+    ASSERT_EQ(x.height(), y.height());
+    double worst = 0, lo = 1e300, hi = -1e300;
+    for (std::size_t i = 0; i < x.pixelCount() * x.channels(); ++i) {
+      worst = std::max(worst, std::abs(sampleAt(x, i) - sampleAt(y, i)));
+      lo = std::min(lo, sampleAt(in, i));
+      hi = std::max(hi, sampleAt(in, i));
+    }
+    EXPECT_LE(worst, 1e-5 * (hi - lo)) << name << ": max |out of core - whole| " << worst << ", range " << hi - lo;
+  }
 }
 
 }  // namespace

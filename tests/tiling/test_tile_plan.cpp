@@ -13,6 +13,7 @@
 #include "gpulab/filters/box_blur.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "gpulab/filters/registry.hpp"
+#include "gpulab/tiling/fft_out_of_core.hpp"
 #include "gpulab/tiling/tiled_runner.hpp"
 
 using namespace gpulab;
@@ -278,6 +279,88 @@ TEST(TileHalo, FftFilterNeedsMoreThanTheImage) {
   FftFilter lowpass({});
   const ImageShape shape{4096, 4096, 1, PixelType::F32};
   EXPECT_GT(gpuBytesEstimate(lowpass, shape), 3 * 4096ull * 4096 * 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The FFT filter out of core: chunk sizes from the budget (pure)
+
+TEST(FftOutOfCorePlan, ChunksAreTheLargestThatFit) {
+  for (const auto& [w, h] :
+       std::vector<std::pair<int, int>>{{16384, 16384}, {301, 203}, {61, 59}, {1, 29}, {31, 1}, {2, 3}, {4000, 3}}) {
+    for (FftPadding padding : {FftPadding::None, FftPadding::Mirror})
+      for (const auto& [type, channels] :
+           std::vector<std::pair<PixelType, int>>{{PixelType::F32, 1}, {PixelType::U8, 4}, {PixelType::F64, 2}}) {
+        FftFilterSpec spec;
+        spec.padding = padding;
+        const FftFilter filter(spec);
+        const ImageShape shape{w, h, channels, type};
+        const std::size_t budget = std::max(fftRowChunkBytes(filter, shape, 3), fftColumnChunkBytes(filter, shape, 3));
+        const FftPassPlan plan = planFftOutOfCore(filter, shape, budget);
+        const std::string label = std::to_string(w) + "x" + std::to_string(h) + " " + plan.describe();
+        const auto [fw, fh] = filter.fftSize(w, h);
+        EXPECT_EQ(plan.fftWidth, fw) << label;
+        EXPECT_EQ(plan.fftHeight, fh) << label;
+        EXPECT_EQ(plan.planes, fftFilteredChannels(channels, type)) << label;
+        EXPECT_LE(plan.rowBytes, budget) << label;
+        EXPECT_LE(plan.columnBytes, budget) << label;
+        EXPECT_EQ(plan.rowBytes, fftRowChunkBytes(filter, shape, plan.rowChunk)) << label;
+        EXPECT_GE(plan.rowChunk, std::min(3, fh)) << label;
+        EXPECT_GE(plan.columnChunk, std::min(3, fw / 2 + 1)) << label;
+        if (plan.rowChunk < fh) {
+          EXPECT_GT(fftRowChunkBytes(filter, shape, plan.rowChunk + 1), budget) << label;
+        }
+        if (plan.columnChunk < fw / 2 + 1) {
+          EXPECT_GT(fftColumnChunkBytes(filter, shape, plan.columnChunk + 1), budget) << label;
+        }
+        EXPECT_LE(plan.rowChunk, fh) << label;
+        EXPECT_LE(plan.columnChunk, fw / 2 + 1) << label;
+        // Every row and column in exactly one chunk.
+        EXPECT_GE(plan.forwardRowChunks() * plan.rowChunk, fh) << label;
+        EXPECT_LT((plan.forwardRowChunks() - 1) * plan.rowChunk, fh) << label;
+        EXPECT_GE(plan.columnChunks() * plan.columnChunk, fw / 2 + 1) << label;
+        EXPECT_GE(plan.inverseRowChunks() * plan.rowChunk, h) << label;
+        EXPECT_EQ(plan.hostBytes, static_cast<std::size_t>(fw / 2 + 1) * fh * 2 * (type == PixelType::F64 ? 8 : 4))
+            << label;
+      }
+  }
+}
+
+TEST(FftOutOfCorePlan, SixteenKUnderHalfAGibibyte) {
+  FftFilterSpec spec;
+  spec.cutoff = 0.2;
+  const FftFilter filter(spec);
+  const ImageShape shape{16384, 16384, 1, PixelType::F32};
+  EXPECT_GT(gpuBytesEstimate(filter, shape), 512 * MiB);  // the whole image does not fit
+  const FftPassPlan plan = planFftOutOfCore(filter, shape, 512 * MiB);
+  EXPECT_GT(plan.forwardRowChunks(), 1);
+  EXPECT_GT(plan.columnChunks(), 1);
+  EXPECT_EQ(plan.hostBytes, std::size_t{8193} * 16384 * 8);
+  EXPECT_EQ(plan.describe().rfind("3 passes over the 16384x16384 transform: rows ", 0), 0u) << plan.describe();
+}
+
+TEST(FftOutOfCorePlan, AmpleBudgetIsOneChunkEach) {
+  const FftFilter filter(FftFilterSpec{});
+  const FftPassPlan plan = planFftOutOfCore(filter, {61, 59, 1, PixelType::F32}, GiB);
+  EXPECT_EQ(plan.rowChunk, 59);
+  EXPECT_EQ(plan.columnChunk, 31);
+  EXPECT_EQ(plan.describe(),
+            "3 passes over the 61x59 transform: rows 1 chunk of 59 (R2C); columns 1 chunk of 31 (C2C, mask, C2C); "
+            "rows 1 chunk of 59 (C2R)");
+}
+
+TEST(FftOutOfCorePlan, RefusesInOneSentence) {
+  const FftFilter filter(FftFilterSpec{});
+  try {
+    planFftOutOfCore(filter, {301, 203, 1, PixelType::F32}, 1024);
+    ADD_FAILURE() << "a 1 KiB budget was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("not even one row of the 301x203 transform fits in 1 KiB of GPU memory", 0), 0u) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  EXPECT_THROW(planFftOutOfCore(filter, {64, 64, 1, PixelType::U16}, GiB), std::invalid_argument);
+  EXPECT_THROW(planFftOutOfCore(filter, {0, 64, 1, PixelType::F32}, GiB), std::invalid_argument);
+  EXPECT_THROW(planFftOutOfCore(filter, {64, 64, 5, PixelType::F32}, GiB), std::invalid_argument);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "gpulab/kernels/fft_conv.cuh"
 #include "gpulab/kernels/fft_filter.cuh"
 #include "internal/fft_range.hpp"
+#include "internal/fft_filter_mask.hpp"
 #include "internal/fft_support.hpp"
 #include "internal/kernel_views.hpp"
 
@@ -68,6 +69,8 @@ double normalisedFrequency(int kx, int ky, int fftWidth, int fftHeight) {
 int fftFilteredChannels(int channels, PixelType type) noexcept {
   return type == PixelType::U8 && (channels == 2 || channels == 4) ? channels - 1 : channels;
 }
+
+kernels::FreqMask fftFilterMask(const FftFilterSpec& spec) { return maskOf(spec); }
 
 // ---------------------------------------------------------------------------------------------
 // FftFilter: GPU

@@ -27,7 +27,8 @@
 //   halo's outputs are discarded), so the result differs from the untiled one by float rounding
 //   alone: max |tiled - untiled| <= 1e-5 x max |untiled| for f32 (tests/tiling), +-1 for u8.
 // The FFT filter (low-pass and co.) multiplies the whole image's spectrum: every output pixel
-// depends on every input pixel. It is not tiled: planTiles refuses it with one sentence.
+// depends on every input pixel. It is not tiled (planTiles refuses it with one sentence); it runs
+// out of core instead, its 2D FFT in row and column passes (fft_out_of_core.hpp).
 //
 // The memory a window needs is estimated (gpuBytesEstimate: input and output planes with their
 // pitch, upload staging, the operation's work buffers: FFT planes, spectra, cuFFT workspace, the box
