@@ -22,6 +22,7 @@
 #include "gpulab/tiling/tiled_runner.hpp"
 #include "internal/cufft_check.hpp"
 #include "internal/fft_filter_mask.hpp"
+#include "internal/fft_range.hpp"
 
 namespace gpulab {
 
@@ -197,9 +198,10 @@ void runPlane(Meter& m, const FftFilter& filter, const Image& in, int channel, c
   const int fw = plan.fftWidth, fh = plan.fftHeight, cw = plan.complexWidth();
   const auto cwz = static_cast<std::size_t>(cw), fwz = static_cast<std::size_t>(fw);
   Cx* host = spectrum.as<Cx>();
-  const bool scaled = options.inputExponent != 0 && !std::is_same_v<T, std::uint8_t>;
-  const Real down = scaled ? static_cast<Real>(std::ldexp(1.0, -options.inputExponent)) : Real(1);
-  const double up = scaled ? std::ldexp(1.0, options.inputExponent) : 1.0;
+  const int exponent = options.inputExponent.value_or(0);
+  const bool scaled = exponent != 0 && !std::is_same_v<T, std::uint8_t>;
+  const Real down = scaled ? static_cast<Real>(std::ldexp(1.0, -exponent)) : Real(1);
+  const double up = scaled ? std::ldexp(1.0, exponent) : 1.0;
   auto progress = [&] {
     control.throwIfCancelled();
     control.report(static_cast<double>(++step) / steps);
@@ -353,18 +355,34 @@ FftOutOfCoreRun runFftOutOfCore(GpuContext& gpu, const FftFilter& filter, const 
   PinnedBuffer spectrum(plan.hostBytes > 0 ? plan.hostBytes
                                            : static_cast<std::size_t>(plan.complexWidth()) *
                                                  static_cast<std::size_t>(fh) * 2 * realBytesOf(in.type()));
+  // As the whole-image path does: a largest finite |value| beyond 2^+-64 is brought near 1 by a power
+  // of two before the transforms and restored after, so finite input stays finite (fft_range.hpp).
+  FftOutOfCoreOptions scaled = options;
+  if (!scaled.inputExponent) {
+    double maxAbs = 0;
+    auto scan = [&](auto tag) {
+      using T = decltype(tag);
+      const T* samples = in.samples<T>();
+      const std::size_t count = in.sizeBytes() / sizeof(T);
+      for (std::size_t i = 0; i < count; ++i)
+        if (std::isfinite(samples[i])) maxAbs = std::max(maxAbs, std::fabs(static_cast<double>(samples[i])));
+    };
+    if (in.type() == PixelType::F32) scan(float{});
+    if (in.type() == PixelType::F64) scan(double{});
+    scaled.inputExponent = fftRangeExponent(maxAbs);
+  }
   int step = 0;
   const int steps = planes * (plan.forwardRowChunks() + plan.columnChunks() + plan.inverseRowChunks());
   for (int c = 0; c < planes; ++c) {
     switch (in.type()) {
       case PixelType::U8:
-        runPlane<std::uint8_t, float>(meter, filter, in, c, plan, options, spectrum, run.output, control, step, steps);
+        runPlane<std::uint8_t, float>(meter, filter, in, c, plan, scaled, spectrum, run.output, control, step, steps);
         break;
       case PixelType::F32:
-        runPlane<float, float>(meter, filter, in, c, plan, options, spectrum, run.output, control, step, steps);
+        runPlane<float, float>(meter, filter, in, c, plan, scaled, spectrum, run.output, control, step, steps);
         break;
       case PixelType::F64:
-        runPlane<double, double>(meter, filter, in, c, plan, options, spectrum, run.output, control, step, steps);
+        runPlane<double, double>(meter, filter, in, c, plan, scaled, spectrum, run.output, control, step, steps);
         break;
       case PixelType::U16:
         break;  // refused by checkShape

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "gpulab/core/device_image.hpp"
@@ -72,8 +73,9 @@ FftPassPlan planFftOutOfCore(const FftFilter& filter, const ImageShape& in, std:
 
 struct FftOutOfCoreOptions {
   /// The input is multiplied by 2^-inputExponent before pass 1 and the result by 2^inputExponent
-  /// after pass 3 (f32 and f64 only; u8 needs none). 0: no scaling.
-  int inputExponent = 0;
+  /// after pass 3 (f32 and f64 only; u8 needs none). 0: no scaling. Empty (the default): chosen from
+  /// the image's largest finite |value| as the whole-image filter chooses it (0 for ordinary ranges).
+  std::optional<int> inputExponent;
 };
 
 struct FftOutOfCoreRun {
