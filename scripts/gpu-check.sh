@@ -15,9 +15,11 @@
 #   synccheck  illegal __syncthreads/__syncwarp use (divergent barriers, bad masks).
 #   initcheck  device global memory read before it was written (cudaMalloc'd buffers are not zeroed).
 # Per tool: GPULAB_<TOOL>_FILTER (a GoogleTest filter, default *Gpu*; GPULAB_SANITIZE_FILTER for
-# memcheck) and GPULAB_<TOOL>_TIMEOUT (seconds a binary, default 460: a step stays under ~8 minutes).
+# memcheck), GPULAB_<TOOL>_TIMEOUT (seconds a binary, default 460) and GPULAB_SANITIZER_STEP_SECONDS
+# (the whole step, default 470: binaries not reached by then are listed as not run).
 # soak: `gpulab-cli soak` (GPULAB_SOAK_RUNS filter runs, default 1000) and the GUI zoom soak
-# (test_soak_gui, GPULAB_SOAK_FRAMES frames, default 10000) with host and GPU memory; $OUT/soak.txt.
+# (test_soak_gui, GPULAB_SOAK_FRAMES frames, default 10000) with host and GPU memory, each stopped after
+# GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
@@ -58,12 +60,14 @@ fi
 # host RSS and GPU memory sampled, with a flat-memory verdict each; nothing else on the GPU meanwhile
 # (the GPU figure is the device's used memory).
 if [[ $steps == *soak* ]]; then
+  soak_s=${GPULAB_SOAK_SECONDS:-85}  # a limit for each of the two: the step stays under 3 minutes
   {
     echo "== gpulab-cli soak --runs ${GPULAB_SOAK_RUNS:-1000}"
-    timeout 150 build/app/cli/gpulab-cli soak --runs "${GPULAB_SOAK_RUNS:-1000}"; echo "exit $?"
+    timeout "$soak_s" build/app/cli/gpulab-cli soak --runs "${GPULAB_SOAK_RUNS:-1000}"; echo "exit $?"
     echo "== test_soak_gui, ${GPULAB_SOAK_FRAMES:-10000} frames"
-    GPULAB_SOAK_FRAMES=${GPULAB_SOAK_FRAMES:-10000} GPULAB_SOAK_CANVAS=${GPULAB_SOAK_CANVAS:-640x360} \
-      GPULAB_SOAK_TIMEOUT_MS=150000 timeout 170 build/tests/test_soak_gui --gtest_brief=1; echo "exit $?"
+    GPULAB_SOAK_FRAMES=${GPULAB_SOAK_FRAMES:-10000} GPULAB_SOAK_CANVAS=${GPULAB_SOAK_CANVAS:-480x270} \
+      GPULAB_SOAK_TIMEOUT_MS=$(((soak_s - 15) * 1000)) timeout "$soak_s" build/tests/test_soak_gui --gtest_brief=1
+    echo "exit $?"
   } > "$out/soak.txt" 2>&1
   cat "$out/soak.txt"
 fi
@@ -79,22 +83,27 @@ sanitizer_step() {  # step tool-arguments...
   timeout_var=GPULAB_$(echo "$step" | tr '[:lower:]' '[:upper:]')_TIMEOUT
   filter=${!filter_var:-*Gpu*}
   timeout=${!timeout_var:-460}
+  # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a binary starting later gets
+  # what is left (and is not run once under 10 s are left), so its summary is always written.
+  local deadline=$(($(date +%s) + ${GPULAB_SANITIZER_STEP_SECONDS:-470}))
   case $filter in *-*) filter="$filter:*GpuFaultRecovery*" ;; *) filter="$filter-*GpuFaultRecovery*" ;; esac
   mkdir -p "$logs/$step"
   local started=$SECONDS
   printf '%s\n' $tests | grep -v -E 'test_(cli|image_io|lab_cli)$' |
-    GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout \
+    GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
     xargs -P "${GPULAB_SANITIZER_JOBS:-8}" -I{} sh -c '
      t=$1; shift; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.log
      if ! $t --gtest_list_tests --gtest_filter="$GPULAB_STEP_FILTER" 2>/dev/null | grep -q "^  "; then
        echo "no test matches $GPULAB_STEP_FILTER" > $log; echo "exit 0 (0 s)" >> $log; exit 0; fi
-     s=$(date +%s)
-     timeout $GPULAB_STEP_TIMEOUT compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 \
+     s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
+     if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
+     [ "$left" -lt "$limit" ] && limit=$left
+     timeout $limit compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 \
        --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
      echo "exit $? ($(( $(date +%s) - s )) s)" >> $log' _ {} "$@"
   {
     echo "# compute-sanitizer $* over --gtest_filter='$filter', ${GPULAB_SANITIZER_JOBS:-8} binaries at a time," \
-      "$timeout s a binary (exit 124: stopped there), step $((SECONDS - started)) s"
+      "$timeout s a binary at most (exit 124: stopped there), step $((SECONDS - started)) s"
     for f in "$logs/$step"/*.log; do
       printf '%-24s %-16s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
         "$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)" \
