@@ -42,13 +42,15 @@ asan_tests='^(test_(core|roi|image_io|codecs|histogram|batch|box_blur|sobel|conv
 tsan_targets=(test_gui test_batch test_mandelbrot test_box_blur)
 tsan_tests='^(test_gui|test_batch|test_mandelbrot|test_box_blur(\.[0-9]+)?)$'
 
+# --as-needed: GCC's sanitizer link turns it off, and the binaries would then need libcuda.so.1 (the
+# driver, absent without a GPU) just to start; the ordinary build does not link it either.
 configure_and_build() {  # dir flags gui targets...
   local dir=$1 flags=$2 gui=$3
   shift 3
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CUDA_COMPILER="$nvcc" \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DGPULAB_BUILD_GUI="$gui" "${launcher[@]}" \
     -DCMAKE_CXX_FLAGS="-O1 -g -fno-omit-frame-pointer $flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
+    -DCMAKE_EXE_LINKER_FLAGS="$flags -Wl,--as-needed" -DCMAKE_SHARED_LINKER_FLAGS="$flags -Wl,--as-needed" >/dev/null
   cmake --build "$dir" --parallel "$(nproc)" --target "$@"
 }
 
