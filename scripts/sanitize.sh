@@ -4,7 +4,7 @@
 #   scripts/sanitize.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer (every UBSan finding fatal):
 #                                the engine, gpulab-cli and the suites of io, the filters' CPU paths, the
 #                                pipeline, the CLI's parsing and outputs, and the fuzz replays; in build-asan/
-#   scripts/sanitize.sh tsan     ThreadSanitizer: the GUI's worker (test_gui's Engine cases), the batch
+#   scripts/sanitize.sh tsan     ThreadSanitizer: the GUI worker (test_gui: the Engine cases and the rest), the batch
 #                                pipeline's threads, parallelRows (the Mandelbrot CPU renderers) and the
 #                                CPU baselines' OpenCV strips; in build-tsan/
 #   scripts/sanitize.sh          both
