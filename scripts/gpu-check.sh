@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repo root, after scripts/gpu-box.sh packed .box/ here:
-# every test binary, compute-sanitizer memcheck on the GPU tests, and the benchmarks.
-# Deliberate API failures (the out-of-memory tests) are the tests' business: memcheck reports
-# memory access errors and leaks. Logs go to $OUT (or out/), one folder per step, packed into
-# logs.tar.gz. Usage: scripts/gpu-check.sh [tests] [sanitize] [bench] [deep] [shots] [tiles] (default: all)
+# every test binary, the compute-sanitizer tools on the GPU tests, the soak and the benchmarks.
+# Logs go to $OUT (or out/), one folder per step, packed into logs.tar.gz.
+#   scripts/gpu-check.sh [tests] [sanitize] [racecheck] [synccheck] [initcheck] [soak] [bench] [deep] [shots] [tiles]
+# (default: tests sanitize bench deep shots tiles), in the order of this file.
+#
+# The compute-sanitizer steps run every test binary's *Gpu* tests (not the CLI suites, whose GPU work
+# happens in a child gpulab-cli), GPULAB_SANITIZER_JOBS binaries at a time (default 8), each under a
+# time limit, and write $OUT/<step>-summary.txt (a line per binary: exit, the tool's ERROR SUMMARY,
+# the GoogleTest totals, seconds) and $OUT/<step>-errors.txt (the first reports):
+#   sanitize   memcheck with leak check. Deliberate API failures (the out-of-memory tests) are the
+#              tests' business: memcheck reports memory access errors and leaks, not API errors.
+#   racecheck  shared-memory data races (hazards between threads of a block).
+#   synccheck  illegal __syncthreads/__syncwarp use (divergent barriers, bad masks).
+#   initcheck  device global memory read before it was written (cudaMalloc'd buffers are not zeroed).
+# Per tool: GPULAB_<TOOL>_FILTER (a GoogleTest filter, default *Gpu*; GPULAB_SANITIZE_FILTER for
+# memcheck), GPULAB_<TOOL>_TIMEOUT (seconds a binary, default 460) and GPULAB_SANITIZER_STEP_SECONDS
+# (the whole step, default 470: binaries not reached by then are listed as not run).
+# soak: `gpulab-cli soak` (GPULAB_SOAK_RUNS filter runs, default 1000) and the GUI zoom soak
+# (test_soak_gui, GPULAB_SOAK_FRAMES frames, default 10000) with host and GPU memory, each stopped after
+# GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
@@ -13,7 +29,10 @@ steps=${*:-tests sanitize bench deep shots tiles}
 
 # The test binaries name /work/main/... (this build's source dir): make that path point here.
 if [ ! -e /work/main/resources ]; then mkdir -p /work && ln -sfn "$root" /work/main; fi
-tar xJf .box/bins.tar.xz -C "$root"
+# Unpacked once: several gpu-check.sh (one step each) may run side by side in this tree.
+if [ ! -e build/.unpacked ] || [ .box/bins.tar.xz -nt build/.unpacked ]; then
+  tar xJf .box/bins.tar.xz -C "$root" && touch build/.unpacked
+fi
 export GPUBOX_ARCHIVE=$root/.box/libs.tar.xz
 source <(tar xJf .box/libs.tar.xz -O gpubox/env.sh)
 export PATH=/usr/local/cuda/bin:$PATH QT_QPA_PLATFORM=offscreen
@@ -37,20 +56,72 @@ if [[ $steps == *tests* ]]; then
   grep -h -B3 -A12 '^\[  FAILED  \]' "$logs"/tests/*.log | head -150 > "$out/failures.txt"
 fi
 
-if [[ $steps == *sanitize* ]]; then
-  mkdir -p "$logs/sanitize"
-  printf '%s\n' $tests | grep -v -E 'test_(cli|image_io|lab_cli)$' | xargs -P "$jobs" -I{} sh -c \
-    't={}; n=$(basename $t); filter="${GPULAB_SANITIZE_FILTER:-*Gpu*}"
-     if ! $t --gtest_list_tests --gtest_filter="$filter" 2>/dev/null | grep -q "^  "; then
-       echo "no test matches $filter" > '"$logs"'/sanitize/$n.log; echo "exit 0" >> '"$logs"'/sanitize/$n.log; exit 0; fi
-     timeout 560 compute-sanitizer --tool memcheck --leak-check full --report-api-errors no \
-       --error-exitcode 99 $t --gtest_brief=1 --gtest_filter="$filter" \
-       > '"$logs"'/sanitize/$n.log 2>&1; echo "exit $?" >> '"$logs"'/sanitize/$n.log'
-  for f in "$logs"/sanitize/*.log; do
-    printf '%-28s %s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" "$(grep -h 'ERROR SUMMARY' "$f" | tail -1)" \
-      "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
-  done | tee "$out/sanitize-summary.txt"
+# The soak (before the sanitizers, alone on the GPU): 1000 CLI filter runs in one process and 10000 GUI zoom frames (the Mandelbrot tab offscreen),
+# host RSS and GPU memory sampled, with a flat-memory verdict each; nothing else on the GPU meanwhile
+# (the GPU figure is the device's used memory).
+if [[ $steps == *soak* ]]; then
+  soak_s=${GPULAB_SOAK_SECONDS:-85}  # a limit for each of the two: the step stays under 3 minutes
+  {
+    echo "== gpulab-cli soak --runs ${GPULAB_SOAK_RUNS:-1000}"
+    timeout "$soak_s" build/app/cli/gpulab-cli soak --runs "${GPULAB_SOAK_RUNS:-1000}"; echo "exit $?"
+    echo "== test_soak_gui, ${GPULAB_SOAK_FRAMES:-10000} frames"
+    GPULAB_SOAK_FRAMES=${GPULAB_SOAK_FRAMES:-10000} GPULAB_SOAK_CANVAS=${GPULAB_SOAK_CANVAS:-480x270} \
+      GPULAB_SOAK_TIMEOUT_MS=$(((soak_s - 15) * 1000)) timeout "$soak_s" build/tests/test_soak_gui --gtest_brief=1
+    echo "exit $?"
+  } > "$out/soak.txt" 2>&1
+  cat "$out/soak.txt"
 fi
+
+# One compute-sanitizer tool over every binary's GPU tests, in parallel across binaries.
+# Every sanitizer step leaves out *GpuFaultRecovery*: those tests launch a kernel that faults on
+# purpose (an illegal address, to prove the engine resets the device and goes on), which every tool
+# would report; they are checked by the tests step instead.
+sanitizer_step() {  # step tool-arguments...
+  local step=$1 filter_var timeout_var filter timeout
+  shift
+  filter_var=GPULAB_$(echo "$step" | tr '[:lower:]' '[:upper:]')_FILTER
+  timeout_var=GPULAB_$(echo "$step" | tr '[:lower:]' '[:upper:]')_TIMEOUT
+  filter=${!filter_var:-*Gpu*}
+  timeout=${!timeout_var:-460}
+  # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a binary starting later gets
+  # what is left (and is not run once under 10 s are left), so its summary is always written.
+  local deadline=$(($(date +%s) + ${GPULAB_SANITIZER_STEP_SECONDS:-470}))
+  case $filter in *-*) filter="$filter:*GpuFaultRecovery*" ;; *) filter="$filter-*GpuFaultRecovery*" ;; esac
+  mkdir -p "$logs/$step"
+  local started=$SECONDS
+  printf '%s\n' $tests | grep -v -E 'test_(cli|image_io|lab_cli)$' |
+    GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
+    xargs -P "${GPULAB_SANITIZER_JOBS:-8}" -I{} sh -c '
+     t=$1; shift; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.log
+     if ! $t --gtest_list_tests --gtest_filter="$GPULAB_STEP_FILTER" 2>/dev/null | grep -q "^  "; then
+       echo "no test matches $GPULAB_STEP_FILTER" > $log; echo "exit 0 (0 s)" >> $log; exit 0; fi
+     s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
+     if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
+     [ "$left" -lt "$limit" ] && limit=$left
+     timeout $limit compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 \
+       --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
+     echo "exit $? ($(( $(date +%s) - s )) s)" >> $log' _ {} "$@"
+  {
+    echo "# compute-sanitizer $* over --gtest_filter='$filter', ${GPULAB_SANITIZER_JOBS:-8} binaries at a time," \
+      "$timeout s a binary at most (exit 124: stopped there), step $((SECONDS - started)) s"
+    for f in "$logs/$step"/*.log; do
+      printf '%-24s %-16s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
+        "$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)" \
+        "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
+    done
+  } | tee "$out/$step-summary.txt"
+  for f in "$logs/$step"/*.log; do
+    if grep -q '^========= [A-Z]' "$f" && ! grep -q 'ERROR SUMMARY: 0 errors' "$f"; then
+      echo "=== $(basename "$f" .log)"
+      grep -m 60 '^=========' "$f"
+    fi
+  done > "$out/$step-errors.txt"
+}
+
+[[ $steps == *sanitize* ]] && sanitizer_step sanitize --tool memcheck --leak-check full --report-api-errors no
+[[ $steps == *racecheck* ]] && sanitizer_step racecheck --tool racecheck --racecheck-report hazard
+[[ $steps == *synccheck* ]] && sanitizer_step synccheck --tool synccheck
+[[ $steps == *initcheck* ]] && sanitizer_step initcheck --tool initcheck
 
 if [[ $steps == *bench* ]]; then
   mkdir -p "$logs/bench"

@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev libmpfr-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libtiff-dev zlib1g-dev
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes
+  ccache  # scripts/sanitize.sh: the tsan build reuses the asan build's CUDA objects
   xvfb xauth fonts-dejavu-core
   libqt6svg6 desktop-file-utils appstream
 )

@@ -23,5 +23,6 @@ void registerFft(CLI::App& app);
 void registerFilter(CLI::App& app);
 void registerBench(CLI::App& app);
 void registerBatch(CLI::App& app);
+void registerSoak(CLI::App& app);
 
 }  // namespace gpulab::cli

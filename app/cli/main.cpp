@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   gpulab::cli::registerFilter(app);
   gpulab::cli::registerBench(app);
   gpulab::cli::registerBatch(app);
+  gpulab::cli::registerSoak(app);
 
   try {
     app.parse(argc, argv);

@@ -188,6 +188,8 @@ std::string deviceLabels(const std::vector<int>& devices) {
     text += deviceLabel(d);
   }
   return text.empty() ? std::string("no GPU") : text;
+}
+
 namespace detail {
 std::atomic<std::uint64_t> gDeviceEpoch{0};
 }  // namespace detail

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Sanitizer builds of the CPU test suites (by hand, and from .ci/run):
+#
+#   scripts/sanitize.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer (every UBSan finding fatal):
+#                                the engine, gpulab-cli and the suites of io, the filters' CPU paths, the
+#                                pipeline, the CLI's parsing and outputs, and the fuzz replays; in build-asan/
+#   scripts/sanitize.sh tsan     ThreadSanitizer: the GUI worker (test_gui: the Engine cases and the rest), the batch
+#                                pipeline's threads, parallelRows (the Mandelbrot CPU renderers) and the
+#                                CPU baselines' OpenCV strips; in build-tsan/
+#   scripts/sanitize.sh          both
+#
+# Each is a separate CMake build (GCC, -O1 -g, CUDA for sm_90 only, the GUI only for tsan) that builds
+# just the test binaries it runs. The GPU tests skip without a device, as in the ordinary build. The
+# libraries that are not instrumented (OpenCV, TBB, Qt, the CUDA runtime) have their reports
+# suppressed entry by entry in tests/sanitizers/*.supp, each with the reason; a report in our code
+# fails the run. GPULAB_SANITIZE_BUILD_ROOT moves the build folders; GPULAB_SANITIZE_TESTS (a ctest -R
+# regex) narrows the suites.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+supp=$root/tests/sanitizers
+tools=("$@")
+((${#tools[@]})) || tools=(asan tsan)
+
+nvcc=$(command -v nvcc || true)
+[ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
+[ -n "$nvcc" ] || { echo "sanitize.sh: the CUDA toolkit is missing (see scripts/build.sh)" >&2; exit 2; }
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+
+# The CPU suites worth instrumenting: image files and codecs, the filters' CPU paths and references,
+# regions, histograms, the pipeline, the CLI (gpulab-cli is built with the same sanitizers, so its
+# parsing and outputs run instrumented) and every fuzz target's seeds and regression inputs.
+# (The other filters' CPU paths share planewise.hpp and cv_interop.hpp with these three; each suite
+# more costs CI about a minute of build.)
+asan_targets=(test_core test_roi test_image_io test_codecs test_histogram test_batch
+  test_box_blur test_sobel test_conv2d
+  test_cli test_cli_filter test_cli_filter_ops
+  fuzz_replay_image fuzz_replay_npy fuzz_replay_kernel_text fuzz_replay_png_view fuzz_replay_cli_numbers)
+asan_tests='^(test_(core|roi|image_io|codecs|histogram|batch|box_blur|sobel|conv2d|cli|cli_filter|cli_filter_ops)(\.[0-9]+)?|fuzz_replay_.*)$'
+# Threads: the GUI worker (test_gui), the batch pipeline (decode, encode and stream threads), the
+# Mandelbrot CPU renderers (parallelRows) and the CPU baselines.
+tsan_targets=(test_gui test_batch test_mandelbrot test_box_blur)
+tsan_tests='^(test_gui|test_batch|test_mandelbrot|test_box_blur(\.[0-9]+)?)$'
+
+# --as-needed: GCC's sanitizer link turns it off, and the binaries would then need libcuda.so.1 (the
+# driver, absent without a GPU) just to start; the ordinary build does not link it either.
+configure_and_build() {  # dir flags gui targets...
+  local dir=$1 flags=$2 gui=$3
+  shift 3
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CUDA_COMPILER="$nvcc" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DGPULAB_BUILD_GUI="$gui" "${launcher[@]}" \
+    -DCMAKE_CXX_FLAGS="-O1 -g -fno-omit-frame-pointer $flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags -Wl,--as-needed" -DCMAKE_SHARED_LINKER_FLAGS="$flags -Wl,--as-needed" >/dev/null
+  cmake --build "$dir" --parallel "$(nproc)" --target "$@"
+}
+
+export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
+status=0
+for tool in "${tools[@]}"; do
+  start=$SECONDS
+  build_root=${GPULAB_SANITIZE_BUILD_ROOT:-$root}
+  case $tool in
+    asan)
+      dir=$build_root/build-asan
+      configure_and_build "$dir" "-fsanitize=address,undefined -fno-sanitize-recover=undefined" OFF "${asan_targets[@]}"
+      # protect_shadow_gap=0: the CUDA driver maps memory where ASan keeps its shadow gap (with a GPU).
+      export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:suppressions=$supp/asan.supp"
+      export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+      export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+      regex=${GPULAB_SANITIZE_TESTS:-$asan_tests}
+      ;;
+    tsan)
+      dir=$build_root/build-tsan
+      configure_and_build "$dir" "-fsanitize=thread" ON "${tsan_targets[@]}"
+      export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+      regex=${GPULAB_SANITIZE_TESTS:-$tsan_tests}
+      ;;
+    *) echo "sanitize.sh: unknown tool '$tool' (asan | tsan)" >&2; exit 2 ;;
+  esac
+  built=$((SECONDS - start))
+  if ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" --timeout 900 -R "$regex"; then
+    echo "sanitize.sh: $tool clean (build $built s, tests $((SECONDS - start - built)) s)"
+  else
+    echo "sanitize.sh: $tool FOUND PROBLEMS (build $built s, tests $((SECONDS - start - built)) s): see the reports above" >&2
+    status=1
+  fi
+done
+exit $status
