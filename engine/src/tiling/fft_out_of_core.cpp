@@ -362,10 +362,8 @@ FftOutOfCoreRun runFftOutOfCore(GpuContext& gpu, const FftFilter& filter, const 
     double maxAbs = 0;
     auto scan = [&](auto tag) {
       using T = decltype(tag);
-      const T* samples = in.samples<T>();
-      const std::size_t count = in.sizeBytes() / sizeof(T);
-      for (std::size_t i = 0; i < count; ++i)
-        if (std::isfinite(samples[i])) maxAbs = std::max(maxAbs, std::fabs(static_cast<double>(samples[i])));
+      for (const T v : in.samples<T>())
+        if (std::isfinite(v)) maxAbs = std::max(maxAbs, std::fabs(static_cast<double>(v)));
     };
     if (in.type() == PixelType::F32) scan(float{});
     if (in.type() == PixelType::F64) scan(double{});
