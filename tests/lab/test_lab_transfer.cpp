@@ -155,10 +155,12 @@ TEST(TransferGpu, BusCeilingIsTheFastestOfLargePinnedCopies) {
   EXPECT_EQ(up.bytes, std::size_t{32} << 20);
   EXPECT_EQ(up.copies, 4);
   EXPECT_GT(up.gbps, 0);
-  // The fastest copy is taken: at least as fast as the slowest of another set of the same copies.
+  // The fastest copy is taken: about as fast as the slowest of another set of the same copies or
+  // faster. The two sets run at different moments and other tests may share the bus (gpu-check.sh runs
+  // binaries in parallel: once 54.13 against 54.45 GB/s), so 10% of slack.
   const Record median =
       lab.measureCopy(HostMemory::Pinned, Direction::HostToDevice, std::size_t{32} << 20, {4, 2, false, false});
-  EXPECT_GE(up.gbps, static_cast<double>(std::size_t{32} << 20) / (median.maxMs * 1e6));
+  EXPECT_GE(up.gbps, 0.9 * static_cast<double>(std::size_t{32} << 20) / (median.maxMs * 1e6));
   EXPECT_THROW(lab.measureBusCeiling(Direction::DeviceToHost, 0, 4), std::invalid_argument);
   EXPECT_THROW(lab.measureBusCeiling(Direction::DeviceToHost, 4096, 0), std::invalid_argument);
 }
