@@ -105,18 +105,21 @@ __global__ void __launch_bounds__(kTileX* kTileY) cannyHysteresisKernel(Plane<st
   const int x = x0 + tx, y = y0 + ty;
   const bool inside = x < map.width && y < map.height;
   bool promoted = false;
+  // Each step reads its neighbours, then (after a barrier) writes: no thread writes a cell another
+  // reads in the same step, so the tile is free of shared-memory races (compute-sanitizer racecheck)
+  // and reaches the same fixed point as an in-place sweep.
   for (;;) {
-    bool changed = false;
-    if (inside && tile[ty][tx] == 1) {
-      const bool strongNext = tile[ty - 1][tx - 1] == 2 || tile[ty - 1][tx] == 2 || tile[ty - 1][tx + 1] == 2 ||
-                              tile[ty][tx - 1] == 2 || tile[ty][tx + 1] == 2 || tile[ty + 1][tx - 1] == 2 ||
-                              tile[ty + 1][tx] == 2 || tile[ty + 1][tx + 1] == 2;
-      if (strongNext) {
-        tile[ty][tx] = 2;
-        changed = promoted = true;
-      }
+    bool promote = false;
+    if (inside && tile[ty][tx] == 1)
+      promote = tile[ty - 1][tx - 1] == 2 || tile[ty - 1][tx] == 2 || tile[ty - 1][tx + 1] == 2 ||
+                tile[ty][tx - 1] == 2 || tile[ty][tx + 1] == 2 || tile[ty + 1][tx - 1] == 2 || tile[ty + 1][tx] == 2 ||
+                tile[ty + 1][tx + 1] == 2;
+    __syncthreads();
+    if (promote) {
+      tile[ty][tx] = 2;
+      promoted = true;
     }
-    if (!__syncthreads_or(changed)) break;
+    if (!__syncthreads_or(promote)) break;
   }
   if (promoted) {
     map(x, y) = 2;

@@ -299,6 +299,7 @@ TEST(GpuTiming, StreamHarnessTimesDeviceWork) {
   GPULAB_REQUIRE_GPU();
   Stream s;
   DeviceBuffer a(64 << 20), b(64 << 20);
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.size(), s));  // copied below: initcheck wants it written
   const Stats st = timeStream(
       s, [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), a.size(), cudaMemcpyDeviceToDevice, s)); },
       {.warmup = 1, .reps = 5});
