@@ -146,7 +146,20 @@ __global__ void maxFiniteAbsKernel(Plane<const Real> stack, unsigned long long* 
         best = bits > best ? bits : best;
       }
     }
-  if (best != 0) atomicMax(maxBits, best);
+  // One atomic per block, not per thread: a warp's maximum by shuffles, then the block's through
+  // shared memory (per-thread atomics on the one address serialised to 3 ms on a 4096^2 image).
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const unsigned long long other = __shfl_down_sync(0xffffffffu, best, offset);
+    best = other > best ? other : best;
+  }
+  __shared__ unsigned long long warpBest[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warpBest[warp] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) best = warpBest[w] > best ? warpBest[w] : best;
+    if (best != 0) atomicMax(maxBits, best);
+  }
 }
 
 template <class Real>
