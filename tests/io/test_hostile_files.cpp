@@ -31,7 +31,8 @@ using test::writeBytes;
 }
 
 void putLe(std::string& s, std::size_t at, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  for (int i = 0; i < bytes; ++i)  // bytes past the eighth are zero (a shift by 64 or more is undefined)
+    s[at + static_cast<std::size_t>(i)] = i < 8 ? static_cast<char>((v >> (8 * i)) & 0xFF) : '\0';
 }
 std::string le(std::uint64_t v, int bytes) {
   std::string s(static_cast<std::size_t>(bytes), '\0');
