@@ -13,8 +13,8 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 #include "gpulab/kernels/fft_filter.cuh"
-#include "internal/fft_range.hpp"
 #include "internal/fft_filter_mask.hpp"
+#include "internal/fft_range.hpp"
 #include "internal/fft_support.hpp"
 #include "internal/kernel_views.hpp"
 
