@@ -12,20 +12,22 @@ namespace {
 // the height of one plane.
 
 template <class T>
-__global__ void deinterleaveKernel(const T* __restrict__ src, int channels, Plane<T> dst) {
+__global__ void deinterleaveKernel(const T* __restrict__ src, std::size_t srcPitch, int channels, Plane<T> dst) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y;
   if (x >= dst.width) return;
-  const T* px = src + (static_cast<std::size_t>(y) * dst.width + x) * channels;
+  const T* px = reinterpret_cast<const T*>(reinterpret_cast<const unsigned char*>(src) + y * srcPitch) +
+                static_cast<std::size_t>(x) * channels;
   for (int c = 0; c < channels; ++c) dst.row(c * dst.height + y)[x] = px[c];
 }
 
 template <class T>
-__global__ void interleaveKernel(Plane<const T> src, int channels, T* __restrict__ dst) {
+__global__ void interleaveKernel(Plane<const T> src, int channels, T* __restrict__ dst, std::size_t dstPitch) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y;
   if (x >= src.width) return;
-  T* px = dst + (static_cast<std::size_t>(y) * src.width + x) * channels;
+  T* px = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(dst) + y * dstPitch) +
+          static_cast<std::size_t>(x) * channels;
   for (int c = 0; c < channels; ++c) px[c] = src.row(c * src.height + y)[x];
 }
 
@@ -37,27 +39,39 @@ constexpr int kThreads = 256;
 // Launchers
 
 template <class T>
-void launchDeinterleave(const T* src, int channels, Plane<T> dstStack, cudaStream_t stream) {
+void launchDeinterleave(const T* src, std::size_t srcPitch, int channels, Plane<T> dstStack, cudaStream_t stream) {
   if (dstStack.width == 0 || dstStack.height == 0) return;
   const dim3 grid(divUp(dstStack.width, kThreads), dstStack.height);
-  deinterleaveKernel<T><<<grid, kThreads, 0, stream>>>(src, channels, dstStack);
+  deinterleaveKernel<T><<<grid, kThreads, 0, stream>>>(src, srcPitch, channels, dstStack);
   GPULAB_CHECK_LAUNCH("deinterleave");
 }
 
 template <class T>
-void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_t stream) {
+void launchInterleave(Plane<const T> srcStack, int channels, T* dst, std::size_t dstPitch, cudaStream_t stream) {
   if (srcStack.width == 0 || srcStack.height == 0) return;
   const dim3 grid(divUp(srcStack.width, kThreads), srcStack.height);
-  interleaveKernel<T><<<grid, kThreads, 0, stream>>>(srcStack, channels, dst);
+  interleaveKernel<T><<<grid, kThreads, 0, stream>>>(srcStack, channels, dst, dstPitch);
   GPULAB_CHECK_LAUNCH("interleave");
+}
+
+template <class T>
+void launchDeinterleave(const T* src, int channels, Plane<T> dstStack, cudaStream_t stream) {
+  launchDeinterleave(src, static_cast<std::size_t>(dstStack.width) * channels * sizeof(T), channels, dstStack, stream);
+}
+
+template <class T>
+void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_t stream) {
+  launchInterleave(srcStack, channels, dst, static_cast<std::size_t>(srcStack.width) * channels * sizeof(T), stream);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Instantiations: the sample types of gpulab::PixelType.
 
-#define GPULAB_INSTANTIATE(T)                                                 \
-  template void launchDeinterleave<T>(const T*, int, Plane<T>, cudaStream_t); \
-  template void launchInterleave<T>(Plane<const T>, int, T*, cudaStream_t);
+#define GPULAB_INSTANTIATE(T)                                                              \
+  template void launchDeinterleave<T>(const T*, int, Plane<T>, cudaStream_t);              \
+  template void launchInterleave<T>(Plane<const T>, int, T*, cudaStream_t);                \
+  template void launchDeinterleave<T>(const T*, std::size_t, int, Plane<T>, cudaStream_t); \
+  template void launchInterleave<T>(Plane<const T>, int, T*, std::size_t, cudaStream_t);
 GPULAB_INSTANTIATE(std::uint8_t)
 GPULAB_INSTANTIATE(std::uint16_t)
 GPULAB_INSTANTIATE(float)

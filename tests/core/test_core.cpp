@@ -11,6 +11,7 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/core/image.hpp"
+#include "gpulab/core/roi.hpp"
 #include "gpulab/core/timing.hpp"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "internal/kernel_views.hpp"
@@ -279,6 +280,56 @@ TEST_P(UploadDownload, RoundTripIsExactAndPlanar) {
   const void* before = planeOf<std::uint8_t>(d, 0).data;
   gpu.upload(test::randomImage(w, h, c, type, 7), d);
   EXPECT_EQ(planeOf<std::uint8_t>(d, 0).data, before);
+}
+
+// Interleaved on the device (DeviceLayout::Interleaved): the host rows as they are; a one-channel
+// image is planar whatever was asked. inLayout converts both ways, bit for bit; plane views refuse an
+// interleaved image.
+TEST_P(UploadDownload, InterleavedRoundTripAndLayoutConversions) {
+  GPULAB_REQUIRE_GPU();
+  const auto [w, h, c, type] = GetParam();
+  const Image src = test::randomImage(w, h, c, type, 99u + w * 5 + h);
+  GpuContext gpu;
+  DeviceImage d = gpu.upload(src, DeviceLayout::Interleaved);
+  EXPECT_EQ(d.layout(), c == 1 ? DeviceLayout::Planar : DeviceLayout::Interleaved);
+  EXPECT_GE(d.pitch(), src.rowBytes());
+  EXPECT_EQ(d.sizeBytes(), d.pitch() * static_cast<std::size_t>(h));  // one plane of whole pixels
+
+  // Pixel (x, y) sample ch sits at byte (x * c + ch) * sample of row y.
+  const int x = w - 1, y = h - 1, ch = c - 1;
+  const std::size_t bytes = bytesPerSample(type);
+  std::vector<std::byte> sample(bytes);
+  GPULAB_CUDA_CHECK(cudaMemcpy(sample.data(),
+                               d.planeData(0) + y * d.pitch() + (static_cast<std::size_t>(x) * c + ch) * bytes, bytes,
+                               cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0, std::memcmp(sample.data(), src.data() + (static_cast<std::size_t>(y) * w + x) * c * bytes + ch * bytes,
+                           bytes));
+  EXPECT_TRUE(gpu.download(d) == src);
+  if (c > 1) {
+    EXPECT_THROW((void)planeOf<std::uint8_t>(d, 0), std::logic_error);
+  }
+
+  // Interleaved -> planar -> interleaved, and planar -> interleaved from a planar upload.
+  DeviceImage planar, back;
+  const DeviceImage& p = gpu.inLayout(d, DeviceLayout::Planar, planar);
+  EXPECT_EQ(p.layout(), DeviceLayout::Planar);
+  EXPECT_EQ(&gpu.inLayout(p, DeviceLayout::Planar, back), &p);  // already planar: itself
+  EXPECT_TRUE(gpu.download(p) == src);
+  const DeviceImage& i = gpu.inLayout(p, DeviceLayout::Interleaved, back);
+  EXPECT_TRUE(gpu.download(i) == src);
+  EXPECT_EQ(i.layout(), c == 1 ? DeviceLayout::Planar : DeviceLayout::Interleaved);
+
+  // A crop keeps the layout and the pixels.
+  const PixelRect rect{w / 3, h / 4, std::max(1, w / 2), std::max(1, h / 2)};
+  DeviceImage cropped;
+  crop(gpu, d, rect, cropped);
+  EXPECT_EQ(cropped.layout(), d.layout());
+  EXPECT_TRUE(gpu.download(cropped) == crop(src, rect));
+
+  // Reuse: same shape and layout keeps the allocation; the other layout reallocates.
+  const std::byte* before = d.planeData(0);
+  gpu.upload(test::randomImage(w, h, c, type, 3), d, DeviceLayout::Interleaved);
+  EXPECT_EQ(d.planeData(0), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -15,11 +15,16 @@ namespace gpulab {
 // ---------------------------------------------------------------------------------------------
 // DeviceImage
 
-DeviceImage::DeviceImage(int width, int height, int channels, PixelType type)
-    : width_(width), height_(height), channels_(channels), type_(type) {
+DeviceImage::DeviceImage(int width, int height, int channels, PixelType type, DeviceLayout layout)
+    : width_(width),
+      height_(height),
+      channels_(channels),
+      type_(type),
+      layout_(channels == 1 ? DeviceLayout::Planar : layout) {
   validateImageShape(width, height, channels);
-  const std::size_t rowBytes = static_cast<std::size_t>(width) * bytesPerSample(type);
-  const std::size_t rows = static_cast<std::size_t>(height) * channels;
+  const bool packed = layout_ == DeviceLayout::Interleaved;
+  const std::size_t rowBytes = static_cast<std::size_t>(width) * bytesPerSample(type) * (packed ? channels : 1);
+  const std::size_t rows = static_cast<std::size_t>(height) * (packed ? 1 : channels);
   const cudaError_t status = cudaMallocPitch(&data_, &pitch_, rowBytes, rows);
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
@@ -41,7 +46,8 @@ DeviceImage::DeviceImage(DeviceImage&& other) noexcept
       width_(std::exchange(other.width_, 0)),
       height_(std::exchange(other.height_, 0)),
       channels_(std::exchange(other.channels_, 0)),
-      type_(other.type_) {}
+      type_(other.type_),
+      layout_(other.layout_) {}
 
 DeviceImage& DeviceImage::operator=(DeviceImage&& other) noexcept {
   if (this != &other) {
@@ -53,6 +59,7 @@ DeviceImage& DeviceImage::operator=(DeviceImage&& other) noexcept {
     height_ = std::exchange(other.height_, 0);
     channels_ = std::exchange(other.channels_, 0);
     type_ = other.type_;
+    layout_ = other.layout_;
   }
   return *this;
 }
@@ -93,18 +100,19 @@ void GpuContext::renewIfStale() {
   epoch_ = deviceEpoch();
 }
 
-DeviceImage GpuContext::upload(const Image& src) {
+DeviceImage GpuContext::upload(const Image& src, DeviceLayout layout) {
   DeviceImage dst;
-  upload(src, dst);
+  upload(src, dst, layout);
   return dst;
 }
 
-void GpuContext::upload(const Image& src, DeviceImage& dst) {
+void GpuContext::upload(const Image& src, DeviceImage& dst, DeviceLayout layout) {
   if (src.empty()) throw std::invalid_argument("cannot upload an empty image");
   renewIfStale();
+  if (src.channels() == 1) layout = DeviceLayout::Planar;
   if (dst.empty() || dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
-      dst.type() != src.type())
-    dst = DeviceImage(src.width(), src.height(), src.channels(), src.type());
+      dst.type() != src.type() || dst.layout() != layout)
+    dst = DeviceImage(src.width(), src.height(), src.channels(), src.type(), layout);
 
   const std::size_t bytes = src.sizeBytes();
   Stopwatch staging;
@@ -113,8 +121,8 @@ void GpuContext::upload(const Image& src, DeviceImage& dst) {
   lastUpload_.stagingMs = staging.elapsedMs();
 
   start_.record(stream_);
-  if (src.channels() == 1) {
-    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(stackOf<std::byte>(dst).data, dst.pitch(), hostStaging_.data(), src.rowBytes(),
+  if (src.channels() == 1 || dst.interleaved()) {
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(dst.planeData(0), dst.pitch(), hostStaging_.data(), src.rowBytes(),
                                         src.rowBytes(), src.height(), cudaMemcpyHostToDevice, stream_));
   } else {
     deviceStaging_.reserve(bytes);
@@ -148,9 +156,9 @@ void GpuContext::download(const DeviceImage& src, Image& dst) {
   const std::size_t bytes = dst.sizeBytes();
   hostStaging_.reserve(bytes);
   start_.record(stream_);
-  if (src.channels() == 1) {
-    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(hostStaging_.data(), dst.rowBytes(), planeOf<std::byte>(src, 0).data,
-                                        src.pitch(), dst.rowBytes(), dst.height(), cudaMemcpyDeviceToHost, stream_));
+  if (src.channels() == 1 || src.interleaved()) {
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(hostStaging_.data(), dst.rowBytes(), src.planeData(0), src.pitch(),
+                                        dst.rowBytes(), dst.height(), cudaMemcpyDeviceToHost, stream_));
   } else {
     deviceStaging_.reserve(bytes);
     visitAnySampleType(src.type(), [&](auto sample) {
@@ -168,6 +176,30 @@ void GpuContext::download(const DeviceImage& src, Image& dst) {
   Stopwatch staging;
   std::memcpy(dst.data(), hostStaging_.data(), bytes);
   lastDownload_.stagingMs = staging.elapsedMs();
+}
+
+const DeviceImage& GpuContext::inLayout(const DeviceImage& src, DeviceLayout layout, DeviceImage& converted) {
+  if (src.empty())
+    throw std::invalid_argument(src.stale() ? "cannot use a device image from before the GPU was reset"
+                                            : "cannot convert an empty device image");
+  if (src.channels() == 1 || src.layout() == layout) return src;
+  renewIfStale();
+  if (converted.empty() || converted.width() != src.width() || converted.height() != src.height() ||
+      converted.channels() != src.channels() || converted.type() != src.type() || converted.layout() != layout)
+    converted = DeviceImage(src.width(), src.height(), src.channels(), src.type(), layout);
+  visitAnySampleType(src.type(), [&](auto sample) {
+    using T = decltype(sample);
+    if (layout == DeviceLayout::Planar) {
+      kernels::launchDeinterleave<T>(reinterpret_cast<const T*>(src.planeData(0)), src.pitch(), src.channels(),
+                                     stackOf<T>(converted), stream_);
+    } else {
+      const kernels::Plane<const T> stack{reinterpret_cast<const T*>(src.planeData(0)), src.width(), src.height(),
+                                          src.pitch()};
+      kernels::launchInterleave<T>(stack, src.channels(), reinterpret_cast<T*>(converted.planeData(0)),
+                                   converted.pitch(), stream_);
+    }
+  });
+  return converted;
 }
 
 }  // namespace gpulab

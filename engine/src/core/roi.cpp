@@ -54,8 +54,15 @@ Image crop(const Image& image, const PixelRect& rect) {
 void crop(GpuContext& gpu, const DeviceImage& image, const PixelRect& rect, DeviceImage& out) {
   checkInside(rect, image.width(), image.height(), "the crop");
   if (out.empty() || out.width() != rect.width || out.height() != rect.height || out.channels() != image.channels() ||
-      out.type() != image.type())
-    out = DeviceImage(rect.width, rect.height, image.channels(), image.type());
+      out.type() != image.type() || out.layout() != image.layout())
+    out = DeviceImage(rect.width, rect.height, image.channels(), image.type(), image.layout());
+  if (image.interleaved()) {  // one plane of whole pixels
+    const std::size_t pixel = bytesPerSample(image.type()) * image.channels();
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.planeData(0), out.pitch(),
+                                        image.planeData(0) + rect.y * image.pitch() + rect.x * pixel, image.pitch(),
+                                        rect.width * pixel, rect.height, cudaMemcpyDeviceToDevice, gpu.stream()));
+    return;
+  }
   const std::size_t sample = bytesPerSample(image.type());
   for (int c = 0; c < image.channels(); ++c)
     GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.planeData(c), out.pitch(),

@@ -14,19 +14,47 @@
 
 namespace gpulab {
 
+/// Throws std::logic_error when `image` is interleaved: the plane views below are for planar images,
+/// and an operation that has not said it takes interleaved images (Operation::gpuLayout) must never
+/// see one (the front ends convert with GpuContext::inLayout).
+inline void requirePlanar(const DeviceImage& image) {
+  if (image.interleaved())
+    throw std::logic_error(
+        "an interleaved device image reached code that reads planes: convert it with "
+        "GpuContext::inLayout first");
+}
+
 /// Plane c of `image` as a kernel view; T must match image.type().
 template <class T>
 kernels::Plane<T> planeOf(DeviceImage& image, int c) {
+  requirePlanar(image);
   return {reinterpret_cast<T*>(image.planeData(c)), image.width(), image.height(), image.pitch()};
 }
 template <class T>
 kernels::Plane<const T> planeOf(const DeviceImage& image, int c) {
+  requirePlanar(image);
   return {reinterpret_cast<const T*>(image.planeData(c)), image.width(), image.height(), image.pitch()};
 }
 /// All planes as one view of height * channels rows (plane c starts at row c * height).
 template <class T>
 kernels::Plane<T> stackOf(DeviceImage& image) {
+  requirePlanar(image);
   return {reinterpret_cast<T*>(image.planeData(0)), image.width(), image.height(), image.pitch()};
+}
+
+/// An interleaved image (or a one-channel one) as one view: width pixels of channels() samples a
+/// row, sample (x, c) at row(y)[x * channels() + c].
+template <class T>
+kernels::Plane<T> pixelsOf(DeviceImage& image) {
+  if (!image.interleaved() && image.channels() != 1)
+    throw std::logic_error("a planar device image reached code that reads interleaved pixels");
+  return {reinterpret_cast<T*>(image.planeData(0)), image.width(), image.height(), image.pitch()};
+}
+template <class T>
+kernels::Plane<const T> pixelsOf(const DeviceImage& image) {
+  if (!image.interleaved() && image.channels() != 1)
+    throw std::logic_error("a planar device image reached code that reads interleaved pixels");
+  return {reinterpret_cast<const T*>(image.planeData(0)), image.width(), image.height(), image.pitch()};
 }
 
 static_assert(static_cast<int>(kernels::BorderMode::Reflect101) == static_cast<int>(BorderMode::Reflect101) &&

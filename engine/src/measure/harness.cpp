@@ -165,14 +165,17 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     g.device = gpu.device();
     g.deviceName = deviceName(g.device);
     DeviceImage uploaded;
+    const DeviceLayout layout = op.gpuLayout(inShape);
     const DeviceImage* in = setup.resident;
     if (in == nullptr) {
-      gpu.upload(input, uploaded);  // allocates; the timed uploads reuse it
+      gpu.upload(input, uploaded, layout);  // allocates; the timed uploads reuse it
       g.upload = timeTransfers(transferReps(policy), [&] {
-        gpu.upload(input, uploaded);
+        gpu.upload(input, uploaded, layout);
         return gpu.lastUpload().totalMs();
       });
       in = &uploaded;
+    } else {
+      in = &gpu.inLayout(*in, layout, uploaded);  // a resident image in the other layout: one pass, not timed
     }
     DeviceImage ownOutput;
     DeviceImage& out = setup.gpuOutput != nullptr ? *setup.gpuOutput : ownOutput;

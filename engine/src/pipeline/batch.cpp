@@ -415,7 +415,7 @@ void Batch::gpuThread(int p, GpuContext& gpu) {
     try {
       hook(p);
       if (!op) op = options_.makeOperation();
-      gpu.upload(item->input.image, *in);
+      gpu.upload(item->input.image, *in, op->gpuLayout(shapeOf(item->input.image)));
       afterUpload->record(gpu.stream());
       computeStart->record(gpu.stream());
       op->runGpu(gpu, *in, *out);

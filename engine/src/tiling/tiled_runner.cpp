@@ -260,7 +260,7 @@ TiledRun runTiled(GpuContext& gpu, Operation& op, const Image& in, const TilePla
     } else {
       gatherWindow(in, w, plan.wrap, window);
       const double gatherMs = host.elapsedMs();
-      gpu.upload(window, dIn);
+      gpu.upload(window, dIn, (fresh ? *fresh : op).gpuLayout(shapeOf(window)));
       run.uploadMs += gatherMs + gpu.lastUpload().totalMs();
     }
     if (newSize) run.prepareMs += (fresh ? *fresh : op).prepareGpu(gpu, dIn, dOut);

@@ -1,8 +1,10 @@
 // Images resident in GPU memory, and the context that moves them.
 //
-// A DeviceImage is planar: one pitched plane per channel, stacked in one allocation, so every
-// kernel works on single planes and an alpha plane can pass through untouched. Upload once, run
-// many operations on it, download once.
+// A DeviceImage is planar by default: one pitched plane per channel, stacked in one allocation, so
+// every kernel works on single planes and an alpha plane can pass through untouched. Operations that
+// filter photos in their own layout (Operation::gpuLayout) take it interleaved instead: the host
+// image's rows as they are, so upload and download move bytes without a (de)interleave pass. Upload
+// once, run many operations on it, download once.
 //
 //   gpulab::GpuContext gpu;                       // the selected device, its own stream and staging buffers
 //   gpulab::DeviceImage d = gpu.upload(photo);    // blocking; timed apart (gpu.lastTransfer())
@@ -19,12 +21,19 @@
 
 namespace gpulab {
 
+/// How a DeviceImage keeps its channels. Planar: one pitched plane of width samples per channel,
+/// the planes stacked (every operation takes it). Interleaved: one pitched plane of width x channels
+/// samples, RGBRGB... as on the host (operations that say so take it). A one-channel image is both:
+/// it always reads as Planar.
+enum class DeviceLayout : std::uint8_t { Planar, Interleaved };
+constexpr EnumText enumText(DeviceLayout) { return {"device layout", "planar|interleaved"}; }
+
 class DeviceImage {
  public:
   DeviceImage() = default;
   /// Allocates width x height x channels samples. Throws OutOfDeviceMemory with a clear sentence
   /// ("the 20000x20000 RGBA f32 image needs 6.0 GiB of GPU memory; 2.1 GiB is free").
-  DeviceImage(int width, int height, int channels, PixelType type);
+  DeviceImage(int width, int height, int channels, PixelType type, DeviceLayout layout = DeviceLayout::Planar);
 
   // An image allocated before the last device reset (recoverDevice, device.hpp) is stale: its memory
   // is gone, so it reads as empty (0x0, no data) and code that reuses an output of the same shape
@@ -33,17 +42,24 @@ class DeviceImage {
   int height() const noexcept { return live() ? height_ : 0; }
   int channels() const noexcept { return live() ? channels_ : 0; }
   PixelType type() const noexcept { return type_; }
+  DeviceLayout layout() const noexcept { return layout_; }
+  bool interleaved() const noexcept { return layout_ == DeviceLayout::Interleaved; }
   bool empty() const noexcept { return !live(); }
   /// Allocated before the last device reset.
   bool stale() const noexcept { return data_ != nullptr && epoch_ != deviceEpoch(); }
-  std::size_t pitch() const noexcept { return live() ? pitch_ : 0; }  ///< bytes between rows of one plane
-  std::size_t sizeBytes() const noexcept { return pitch() * static_cast<std::size_t>(height()) * channels(); }
+  /// Bytes between rows: of one plane (planar), of whole pixel rows (interleaved).
+  std::size_t pitch() const noexcept { return live() ? pitch_ : 0; }
+  std::size_t sizeBytes() const noexcept {
+    return pitch() * static_cast<std::size_t>(height()) * (interleaved() ? 1 : channels());
+  }
+  /// Same size, channels, type and layout.
   bool sameShape(const DeviceImage& o) const noexcept {
-    return width() == o.width() && height() == o.height() && channels() == o.channels() && type_ == o.type_;
+    return width() == o.width() && height() == o.height() && channels() == o.channels() && type_ == o.type_ &&
+           layout_ == o.layout_;
   }
 
-  /// The first byte of plane c (the engine hands kernels typed views of it: internal/planes.hpp);
-  /// null when empty or stale.
+  /// The first byte of plane c (the engine hands kernels typed views of it: internal/kernel_views.hpp);
+  /// null when empty or stale. An interleaved image has one plane: planeData(0), all channels.
   std::byte* planeData(int c) noexcept { return live() ? static_cast<std::byte*>(data_) + planeOffset(c) : nullptr; }
   const std::byte* planeData(int c) const noexcept {
     return live() ? static_cast<const std::byte*>(data_) + planeOffset(c) : nullptr;
@@ -67,6 +83,7 @@ class DeviceImage {
   int height_ = 0;
   int channels_ = 0;
   PixelType type_ = PixelType::U8;
+  DeviceLayout layout_ = DeviceLayout::Planar;
 };
 
 /// How long the last upload or download took, its parts apart.
@@ -96,12 +113,17 @@ class GpuContext {
   }
   void synchronize() { stream().synchronize(); }
 
-  /// Copies a host image to the GPU (blocking). Reuses `dst` when its shape matches.
-  DeviceImage upload(const Image& src);
-  void upload(const Image& src, DeviceImage& dst);
-  /// Copies a device image back (blocking, after the work queued on stream() before it).
+  /// Copies a host image to the GPU (blocking), planar or as it is (interleaved). Reuses `dst`
+  /// when its shape and layout match.
+  DeviceImage upload(const Image& src, DeviceLayout layout = DeviceLayout::Planar);
+  void upload(const Image& src, DeviceImage& dst, DeviceLayout layout = DeviceLayout::Planar);
+  /// Copies a device image back (blocking, after the work queued on stream() before it), in either layout.
   Image download(const DeviceImage& src);
   void download(const DeviceImage& src, Image& dst);
+
+  /// `src` in `layout`: src itself when it has it, else `converted` (reused when its shape fits)
+  /// after a (de)interleave pass queued on stream(). Asynchronous; not timed.
+  const DeviceImage& inLayout(const DeviceImage& src, DeviceLayout layout, DeviceImage& converted);
 
   const TransferTime& lastUpload() const noexcept { return lastUpload_; }
   const TransferTime& lastDownload() const noexcept { return lastDownload_; }

@@ -115,6 +115,14 @@ class Operation {
   /// The same for runCpu on images of shape `in`. Default: nothing, 0.
   virtual double prepareCpu(const ImageShape& in);
 
+  /// The device layout runGpu takes for images of shape `in`, and gives its output in: Planar by
+  /// default; Interleaved for an operation that filters photos in their own layout (no
+  /// (de)interleave pass on the GPU). Front ends upload in this layout, or convert a resident image
+  /// with GpuContext::inLayout; runGpu given the other layout throws std::logic_error.
+  virtual DeviceLayout gpuLayout(const ImageShape& in) const {
+    (void)in;
+    return DeviceLayout::Planar;
+  }
   virtual void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) = 0;
   virtual Image runCpu(const Image& in, const CpuControl& control = {}) const = 0;
   virtual Image runReference(const Image& in) const = 0;

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "gpulab/kernels/plane.cuh"
 
 namespace gpulab::kernels {
@@ -17,5 +19,12 @@ void launchDeinterleave(const T* src, int channels, Plane<T> dstStack, cudaStrea
 /// The inverse of launchDeinterleave.
 template <class T>
 void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_t stream);
+
+/// The same with pitched interleaved rows: srcPitch / dstPitch bytes between the starts of two rows
+/// of width x channels samples (a DeviceImage in DeviceLayout::Interleaved).
+template <class T>
+void launchDeinterleave(const T* src, std::size_t srcPitch, int channels, Plane<T> dstStack, cudaStream_t stream);
+template <class T>
+void launchInterleave(Plane<const T> srcStack, int channels, T* dst, std::size_t dstPitch, cudaStream_t stream);
 
 }  // namespace gpulab::kernels
