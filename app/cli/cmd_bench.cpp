@@ -5,7 +5,9 @@
 // baseline, so a fast wrong kernel cannot hide.
 //
 // Rows: boxK (odd K), sobel, convK (direct), convK-fft, convK-auto (the cost model picks per device;
-// the table says what it took on the GPU and on the CPU), fft-lowpass (the FFT low-pass as `fft
+// the table says what it took on the GPU and on the CPU), convK-sep (a KxK Gaussian, rank 1, by the
+// separable method; convK-sep-direct, -fft and -auto the same kernel by those methods), fft-lowpass (the FFT low-pass
+// as `fft
 // --bench` times it), any registered operation by its name with default parameters, and
 // mandel-seahorse / mandel-full (1920x1080, 1000 iterations, f32 and f64; GPU is the optimized
 // kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all cores),
@@ -41,9 +43,10 @@ namespace {
 
 constexpr const char* kAllOps =
     "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
-    "conv63-auto,fft-lowpass,mandel-seahorse,mandel-full";
+    "conv63-auto,conv15-sep,conv31-sep,conv31-sep-auto,fft-lowpass,mandel-seahorse,mandel-full";
 constexpr const char* kOpForms =
-    "boxK (odd K), sobel, convK, convK-fft, convK-auto, fft-lowpass, mandel-seahorse, mandel-full, medianK(-select) "
+    "boxK (odd K), sobel, convK, convK-fft, convK-auto, convK-sep(-direct|-fft|-auto), fft-lowpass, mandel-seahorse, "
+    "mandel-full, medianK(-select) "
     "(odd K), "
     "erodeK / dilateK / openK / closeK (-ellipse) or a registered operation";
 
@@ -143,15 +146,43 @@ BenchOp parseOp(const std::string& name) {
   if (name.rfind("conv", 0) == 0) {
     const std::size_t dash = name.find('-');
     // "convK" is the direct method; "convK-fft" and "convK-auto" the others ("convK-direct" is not a name).
+    // "convK-sep" is a KxK Gaussian (rank 1) by the separable method, "convK-sep-METHOD" by another.
     std::optional<ConvMethod> method = ConvMethod::Direct;
+    bool gaussian = false;
     if (dash != std::string::npos) {
-      method = parseEnum<ConvMethod>(name.substr(dash + 1));
-      if (method == ConvMethod::Direct) method.reset();
+      std::string suffix = name.substr(dash + 1);
+      if (suffix == "sep" || suffix.rfind("sep-", 0) == 0) {
+        gaussian = true;
+        suffix = suffix == "sep" ? "separable" : suffix.substr(4);
+        method = parseEnum<ConvMethod>(suffix);
+      } else {
+        method = parseEnum<ConvMethod>(suffix);
+        if (method == ConvMethod::Direct) method.reset();
+      }
     }
     const int k = method ? sideIn(name, 4, dash) : -1;
     if (k > kMaxFftKernelSide)
       throw UsageError("--ops: '" + name + "' asks for a kernel larger than the largest, " +
                        std::to_string(kMaxFftKernelSide) + "x" + std::to_string(kMaxFftKernelSide));
+    if (k >= 1 && gaussian) {
+      // getGaussianKernel's default sigma for the size; the outer product of two such vectors.
+      const double sigma = 0.3 * ((k - 1) * 0.5 - 1) + 0.8;
+      std::vector<double> g(static_cast<std::size_t>(k));
+      double sum = 0;
+      for (int i = 0; i < k; ++i) {
+        const double d = i - (k - 1) * 0.5;
+        g[static_cast<std::size_t>(i)] = std::exp(-d * d / (2 * sigma * sigma));
+        sum += g[static_cast<std::size_t>(i)];
+      }
+      Kernel2D kernel{k, k, {}};
+      for (int y = 0; y < k; ++y)
+        for (int x = 0; x < k; ++x)
+          kernel.values.push_back(g[static_cast<std::size_t>(y)] * g[static_cast<std::size_t>(x)] / (sum * sum));
+      op.weightSum = 1;
+      op.operation = "conv";
+      op.values = {{"kernel", formatKernelText(kernel)}, {"method", std::string(toString(*method))}};
+      return op;
+    }
     if (k >= 1) {
       Kernel2D kernel{k, k, {}};
       std::mt19937 rng(static_cast<unsigned>(1000 + k));  // uniform random in [-1, 1), seeded
@@ -367,7 +398,8 @@ void run(const BenchArgs& a) {
   }
   std::printf(
       "\nGB/s: the bytes an op must move at least (each input sample read once, each output written once) "
-      "over its GPU compute time; %% copy: that against the DRAM copy ceiling above. method: convK is direct; "
+      "over its GPU compute time; %% copy: that against the DRAM copy ceiling above. method: convK is direct, "
+      "convK-sep separable (a Gaussian kernel); "
       "auto says what its cost model took on the GPU (and on the CPU, when that differs); the CPU runs each "
       "row's method too (direct: OpenCV filter2D; fft: cv::dft). Calibration and FFT plans are made before "
       "timing (prepare_ms in the JSON)\n");

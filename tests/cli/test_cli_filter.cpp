@@ -265,6 +265,74 @@ TEST(CliFilter, KernelsAbove127TakeTheFftOrAutoMethod) {
   EXPECT_FALSE(fs::exists(file("large-direct.npy")));
 }
 
+TEST(CliFilter, SeparableMethodTakesLowRankKernelsAndRefusesOthers) {
+  const ConvFiles f = convFiles("separable", 41, 29, 7, 5, 21, {BorderMode::Reflect101, 0});
+  // A rank-1 kernel (an outer product), written with 17 digits.
+  std::ostringstream text;
+  text.precision(17);
+  for (int y = 0; y < 5; ++y) {
+    for (int x = 0; x < 7; ++x) text << (x ? " " : "") << (1.0 + 0.25 * x) * (0.5 - 0.1 * y * y);
+    text << "\n";
+  }
+  const std::string rankOne = file("separable-rank1.txt");
+  writeText(rankOne, text.str());
+  FilterSpec spec = f.spec;
+  spec.kernel = loadKernelFile(rankOne);
+  const Image ref = Conv2D(spec).runReference(f.in);
+  const double tolerance = 1e-4 * peakOf(ref);
+  for (const std::string& device : devices())
+    for (const std::string method : {"separable", "auto"}) {
+      const std::string outPath = file("separable-out-" + device + "-" + method + ".npy");
+      const Outcome o = runCli({"filter", "--op", "conv", "--kernel", rankOne, "--method", method, "--in", f.inPath,
+                                "--out", outPath, "--device", device, "--reps", "2"});
+      ASSERT_EQ(o.exitCode, 0) << describe(o);
+      const std::string said = lineStartingWith(o.out, "method: ");
+      if (method == std::string("separable")) {
+        EXPECT_EQ(said.rfind("method: separable (kernel of rank 1 by SVD", 0), 0u) << describe(o);
+      } else {
+        const bool named = said.rfind("method: auto -> direct (", 0) == 0 ||
+                           said.rfind("method: auto -> fft (", 0) == 0 ||
+                           said.rfind("method: auto -> separable (", 0) == 0;
+        EXPECT_TRUE(named) << describe(o);
+        EXPECT_NE(said.find("separable "), std::string::npos) << describe(o);  // the model's separable line
+      }
+      EXPECT_TRUE(test::imagesNear(ref, loadImage(outPath), tolerance)) << device << " " << method;
+    }
+  // A random kernel is not separable: one sentence, exit 2, no output.
+  const Outcome o = runCli({"filter", "--op", "conv", "--kernel", f.kernelPath, "--method", "separable", "--in",
+                            f.inPath, "--out", file("separable-random.npy")});
+  EXPECT_EQ(o.exitCode, 2) << describe(o);
+  EXPECT_TRUE(isOneLine(o.err)) << describe(o);
+  EXPECT_NE(o.err.find("7x5 kernel is not separable"), std::string::npos) << describe(o);
+  EXPECT_NE(o.err.find("--method direct, fft or auto"), std::string::npos) << describe(o);
+  EXPECT_FALSE(fs::exists(file("separable-random.npy")));
+}
+
+TEST(CliBench, SeparableRowsSayWhatRan) {
+  const std::string jsonPath = file("bench-separable.json");
+  const Outcome o = runCli({"bench", "--size", "80", "--reps", "2", "--ops",
+                            "conv15-sep,conv15-sep-auto,conv15-sep-direct", "--json", jsonPath});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(slurp(jsonPath))) << slurp(jsonPath);
+  ASSERT_EQ(report["records"].size(), 3 * (cudaAvailable() ? 2u : 1u)) << report.dump(2);
+  for (const auto& r : report["records"]) {
+    const std::string op = r["op"], method = r["method"], chosen = r["chosen"];
+    if (op == "conv15-sep") {
+      EXPECT_EQ(method, "separable");
+      EXPECT_EQ(chosen, "separable");
+    } else if (op == "conv15-sep-direct") {
+      EXPECT_EQ(method, "direct");
+    } else {
+      EXPECT_EQ(method, "auto");
+      EXPECT_TRUE(chosen == "direct" || chosen == "fft" || chosen == "separable") << r.dump();
+    }
+    if (r["impl"] == "gpu") EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4) << r.dump();
+  }
+  EXPECT_NE(lineStartingWith(o.out, "conv15-sep ").find("separable"), std::string::npos) << describe(o);
+  EXPECT_NE(lineStartingWith(o.out, "conv15-sep-auto").find("auto -> "), std::string::npos) << describe(o);
+}
+
 TEST(CliFilter, PhotoStaysEightBitAndDefaultsToTheGpuWhenThereIsOne) {
   const std::string photo = std::string(GPULAB_SOURCE_DIR) + "/resources/photos/coffee.png";
   const std::string outPath = file("coffee-box.png");

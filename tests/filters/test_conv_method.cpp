@@ -116,7 +116,7 @@ TEST(ConvMethod, NamesRoundTrip) {
   EXPECT_EQ(toString(ConvMethod::Direct), "direct");
   EXPECT_EQ(toString(ConvMethod::Fft), "fft");
   EXPECT_EQ(toString(ConvMethod::Auto), "auto");
-  EXPECT_EQ(enumNames<ConvMethod>(), "direct|fft|auto");
+  EXPECT_EQ(enumNames<ConvMethod>(), "direct|fft|auto|separable");
   EXPECT_FALSE(parseEnum<ConvMethod>("FFT").has_value());
   EXPECT_FALSE(parseEnum<ConvMethod>("").has_value());
   EXPECT_FALSE(parseEnum<ConvMethod>("fastest").has_value());

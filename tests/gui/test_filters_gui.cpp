@@ -348,6 +348,7 @@ TEST(FilterPresets, GaussianIsNormalisedSymmetricAndFollowsSigma) {
   EXPECT_EQ(editorKernelLimit(ConvMethod::Direct), kMaxEditorKernelSize);
   EXPECT_EQ(editorKernelLimit(ConvMethod::Fft), kMaxEditorFftKernelSize);
   EXPECT_EQ(editorKernelLimit(ConvMethod::Auto), kMaxEditorFftKernelSize);
+  EXPECT_EQ(editorKernelLimit(ConvMethod::Separable), kMaxEditorKernelSize);
   EXPECT_EQ(boxKernel(255, 1).values.size(), 255u);
   EXPECT_THROW(motionBlurKernel(256, 0), std::invalid_argument);
 }

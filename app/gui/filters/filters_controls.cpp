@@ -273,7 +273,8 @@ void FiltersTab::linkControls(OperationControls& op) {
     connect(other, &ParamControl::changed, control, update);
     update();
   }
-  // The kernel editor offers the sides the chosen convolution method takes (63 direct, 255 fft and auto).
+  // The kernel editor offers the sides the chosen convolution method takes (63 direct and separable, 255 fft
+  // and auto).
   const auto method = op.controls.find("method");
   for (const auto& [name, control] : op.controls) {
     KernelEditor* editor = control->kernelEditor();

@@ -12,15 +12,17 @@ namespace gpulab::gui {
 
 enum class KernelPreset { Custom, Gaussian, Sharpen, Emboss, Laplacian, MotionBlur, Box };
 
-/// The largest kernel side the editor offers for the direct method (the engine takes up to
-/// Conv2D::kMaxKernelSize; 63 keeps the table and a CPU run quick).
+/// The largest kernel side the editor offers for the direct and separable methods (the engine takes
+/// up to Conv2D::kMaxKernelSize; 63 keeps the table and a CPU run quick).
 inline constexpr int kMaxEditorKernelSize = 63;
 /// The largest side it offers for the fft and auto methods (the engine takes up to kMaxFftKernelSide).
 inline constexpr int kMaxEditorFftKernelSize = 255;
 
-/// The editor's largest side for `method`: kMaxEditorKernelSize for direct, else kMaxEditorFftKernelSize.
+/// The editor's largest side for `method`: kMaxEditorKernelSize for direct and separable, else
+/// kMaxEditorFftKernelSize.
 constexpr int editorKernelLimit(gpulab::ConvMethod method) noexcept {
-  return method == gpulab::ConvMethod::Direct ? kMaxEditorKernelSize : kMaxEditorFftKernelSize;
+  return method == gpulab::ConvMethod::Direct || method == gpulab::ConvMethod::Separable ? kMaxEditorKernelSize
+                                                                                         : kMaxEditorFftKernelSize;
 }
 
 /// size x size samples of exp(-(dx^2 + dy^2) / (2 sigma^2)) about the kernel's centre (between two

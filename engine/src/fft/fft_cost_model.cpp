@@ -47,21 +47,38 @@ double ConvCostModel::fftMs(int width, int height, int kw, int kh, int channels)
   return fft_.at(fftUnits(width, height, kw, kh, channels, rule_));
 }
 
-ConvAlgorithm ConvCostModel::choose(int width, int height, int kw, int kh, int channels) const {
+double ConvCostModel::separableUnits(int width, int height, int kw, int kh, int rank, int channels) {
+  return static_cast<double>(width) * height * channels * (static_cast<double>(rank) * (kw + kh) + kSeparablePixelTaps);
+}
+
+double ConvCostModel::separableMs(int width, int height, int kw, int kh, int rank, int channels) const {
+  return separable_.at(separableUnits(width, height, kw, kh, rank, channels));
+}
+
+ConvAlgorithm ConvCostModel::choose(int width, int height, int kw, int kh, int channels, int separableRank) const {
   if (!calibrated_)
     throw std::logic_error(
         "the convolution cost model is not calibrated: run ConvCostModel::calibrateGpu or "
         "calibrateCpu first");
-  return fftMs(width, height, kw, kh, channels) < directMs(width, height, kw, kh, channels) ? ConvAlgorithm::Fft
-                                                                                            : ConvAlgorithm::Direct;
+  const double direct = directMs(width, height, kw, kh, channels);
+  const double fft = fftMs(width, height, kw, kh, channels);
+  const ConvAlgorithm best = fft < direct ? ConvAlgorithm::Fft : ConvAlgorithm::Direct;
+  if (!hasSeparable_ || separableRank < 1 || separableRank > 3) return best;
+  return separableMs(width, height, kw, kh, separableRank, channels) < std::min(direct, fft) ? ConvAlgorithm::Separable
+                                                                                             : best;
 }
 
 std::string ConvCostModel::describe() const {
   if (!calibrated_) return "uncalibrated";
-  char text[160];
+  char text[240];
   std::snprintf(text, sizeof text, "direct %.3g ms/MAC + %.3g ms, fft %.3g ms/(N log2 N) + %.3g ms", direct_.msPerUnit,
                 direct_.fixedMs, fft_.msPerUnit, fft_.fixedMs);
-  return text;
+  std::string result = text;
+  if (hasSeparable_) {
+    std::snprintf(text, sizeof text, ", separable %.3g ms/tap + %.3g ms", separable_.msPerUnit, separable_.fixedMs);
+    result += text;
+  }
+  return result;
 }
 
 ConvCostModel::Line ConvCostModel::fit(std::span<const std::pair<double, double>> unitsAndMs) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <random>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "gpulab/core/device_image.hpp"
 #include "gpulab/core/timing.hpp"
@@ -50,6 +52,44 @@ double directCpuMs(int width, int height, int kw, int kh) {
   return timeHost([&] { (void)conv.runCpu(in); }, {.warmup = 1, .reps = 3}).medianMs;
 }
 
+// A k x k kernel that is the sum of `rank` random outer products (seeded).
+FilterSpec lowRankSpec(int k, int rank, unsigned seed) {
+  FilterSpec spec;
+  spec.op = FilterOp::Conv;
+  spec.kernel.width = spec.kernel.height = k;
+  spec.kernel.values.assign(static_cast<std::size_t>(k) * k, 0.0);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  for (int t = 0; t < rank; ++t) {
+    std::vector<double> col(static_cast<std::size_t>(k)), row(static_cast<std::size_t>(k));
+    for (double& v : col) v = d(rng);
+    for (double& v : row) v = d(rng);
+    for (int p = 0; p < k; ++p)
+      for (int q = 0; q < k; ++q)
+        spec.kernel.values[static_cast<std::size_t>(p) * k + q] +=
+            col[static_cast<std::size_t>(p)] * row[static_cast<std::size_t>(q)];
+  }
+  return spec;
+}
+
+struct SeparableCase {
+  int size;
+  int kernel;
+  int rank;
+};
+
+// The separable line: SeparableConv's own timings over ConvCostModel::separableUnits.
+template <class Timer>
+ConvCostModel::Line fitSeparable(std::initializer_list<SeparableCase> cases, Timer&& msOf) {
+  std::vector<std::pair<double, double>> points;
+  for (const SeparableCase& c : cases) {
+    SeparableConv conv(lowRankSpec(c.kernel, c.rank, 23));
+    if (conv.rank() != c.rank) throw std::logic_error("the separable calibration kernel has an unexpected rank");
+    points.emplace_back(ConvCostModel::separableUnits(c.size, c.size, c.kernel, c.kernel, c.rank), msOf(c.size, conv));
+  }
+  return ConvCostModel::fit(points);
+}
+
 // Plain numbers only (no device objects): safe as a function-local static.
 struct ModelCache {
   std::mutex gpuMutex;
@@ -78,11 +118,19 @@ ConvCostModel gpuConvCostModel(GpuContext& gpu) {
   const std::lock_guard lock(cache.gpuMutex);  // held while calibrating: one calibration per device
   if (const auto it = cache.gpu.find(gpu.device()); it != cache.gpu.end()) return it->second;
   std::map<std::pair<int, int>, DeviceImage> inputs;  // each size made and uploaded once
-  const ConvCostModel model = ConvCostModel::calibrateGpu(gpu, [&](int width, int height, int kw, int kh) {
+  auto inputOf = [&](int width, int height) -> const DeviceImage& {
     auto [input, fresh] = inputs.try_emplace({width, height});
     if (fresh) input->second = gpu.upload(ConvCostModel::calibrationImage(width, height));
-    return directGpuMs(gpu, input->second, kw, kh);
-  });
+    return input->second;
+  };
+  ConvCostModel model = ConvCostModel::calibrateGpu(
+      gpu, [&](int width, int height, int kw, int kh) { return directGpuMs(gpu, inputOf(width, height), kw, kh); });
+  model.setSeparable(fitSeparable(
+      {{2048, 15, 1}, {4096, 3, 1}, {4096, 15, 1}, {4096, 31, 1}, {4096, 15, 3}}, [&](int size, SeparableConv& conv) {
+        const DeviceImage& in = inputOf(size, size);
+        DeviceImage out;
+        return timeStream(gpu.stream(), [&] { conv.runGpu(gpu, in, out); }, {.warmup = 2, .reps = 5}).medianMs;
+      }));
   cache.gpu.emplace(gpu.device(), model);
   return model;
 }
@@ -90,7 +138,15 @@ ConvCostModel gpuConvCostModel(GpuContext& gpu) {
 ConvCostModel cpuConvCostModel() {
   ModelCache& cache = modelCache();
   const std::lock_guard lock(cache.cpuMutex);
-  if (!cache.cpu) cache.cpu = ConvCostModel::calibrateCpu(directCpuMs);
+  if (!cache.cpu) {
+    ConvCostModel model = ConvCostModel::calibrateCpu(directCpuMs);
+    model.setSeparable(
+        fitSeparable({{512, 7, 1}, {1024, 15, 1}, {1024, 31, 1}, {1024, 15, 2}}, [](int size, SeparableConv& conv) {
+          const Image in = ConvCostModel::calibrationImage(size, size);
+          return timeHost([&] { (void)conv.runCpu(in); }, {.warmup = 1, .reps = 3}).medianMs;
+        }));
+    cache.cpu = model;
+  }
   return *cache.cpu;
 }
 
@@ -111,10 +167,21 @@ std::optional<ConvCostModel> cachedCpuConvCostModel() {
 // Construction, shapes
 
 ConvMethodFilter::ConvMethodFilter(const FilterSpec& spec) : spec_(spec), fft_(spec) {
-  if (spec_.method != ConvMethod::Fft && spec_.method != ConvMethod::Auto)
-    throw std::invalid_argument("ConvMethodFilter computes the fft and auto methods; the direct method is Conv2D");
+  if (spec_.method != ConvMethod::Fft && spec_.method != ConvMethod::Auto && spec_.method != ConvMethod::Separable)
+    throw std::invalid_argument(
+        "ConvMethodFilter computes the fft, auto and separable methods; the direct method is Conv2D");
   if (spec_.kernel.width <= Conv2D::kMaxKernelSize && spec_.kernel.height <= Conv2D::kMaxKernelSize)
     direct_.emplace(spec_);
+  if (spec_.method == ConvMethod::Separable) {
+    if (spec_.kernel.width > kMaxSeparableTaps || spec_.kernel.height > kMaxSeparableTaps)
+      throw std::invalid_argument("the separable method takes kernels up to " +
+                                  sizeText(kMaxSeparableTaps, kMaxSeparableTaps) + ", not " +
+                                  sizeText(spec_.kernel.width, spec_.kernel.height) + "; use the fft or auto method");
+    separable_.emplace(spec_);  // throws when the kernel is not separable
+  } else if (spec_.method == ConvMethod::Auto && spec_.kernel.width <= kMaxSeparableTaps &&
+             spec_.kernel.height <= kMaxSeparableTaps && separableTerms(spec_.kernel).separable()) {
+    separable_.emplace(spec_);
+  }
 }
 
 OperationInfo convolutionInfo() {
@@ -127,8 +194,8 @@ OperationInfo convolutionInfo() {
   const ParamInfo mode = ParamInfo::choice("mode", "same (default) | full | valid", enumNameList<ConvMode>(), "same");
   const ParamInfo method = ParamInfo::choice(
       "method",
-      "direct (default, kernels up to 127) | fft (up to 1024) | auto (the faster, by a cost model calibrated on "
-      "this GPU or CPU once per run)",
+      "direct (default, kernels up to 127) | fft (up to 1024) | auto (the fastest, by a cost model calibrated on "
+      "this GPU or CPU once per run) | separable (kernels of rank 1 to 3, up to 127: 1-D passes)",
       enumNameList<ConvMethod>(), "direct");
   info.params = {kernel, correlate, mode, method};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
@@ -163,10 +230,18 @@ std::string ConvMethodFilter::methodUsed(Side side) const {
 }
 
 std::string ConvMethodFilter::methodNote(Side side) const {
+  const std::string rank =
+      separable_ ? "kernel of rank " + std::to_string(separable_->rank()) + " by SVD" : std::string();
+  if (spec_.method == ConvMethod::Separable) {
+    if (side == Side::Gpu && lastGpuChoice() == ConvAlgorithm::Direct)
+      return rank + "; f64 images take the direct method on the GPU (the separable kernel sums in float)";
+    return rank;
+  }
   if (spec_.method != ConvMethod::Auto) return {};
   if (!directPossible()) return "kernels above " + std::to_string(Conv2D::kMaxKernelSize) + " always take the fft";
   const std::optional<ConvCostModel> model = side == Side::Gpu ? gpuModel(lastGpuDevice_.load()) : cpuModel();
-  return model ? "cost model: " + model->describe() : std::string();
+  if (!model) return rank;
+  return "cost model: " + model->describe() + (rank.empty() ? std::string() : "; " + rank);
 }
 
 ImageShape ConvMethodFilter::outputShape(const ImageShape& in) const {
@@ -177,15 +252,21 @@ ImageShape ConvMethodFilter::outputShape(const ImageShape& in) const {
 // Choosing
 
 ConvAlgorithm ConvMethodFilter::chooseGpu(GpuContext& gpu, const ImageShape& in) {
+  if (spec_.method == ConvMethod::Separable)
+    return SeparableConv::gpuTakes(in.type) ? ConvAlgorithm::Separable : ConvAlgorithm::Direct;
   if (spec_.method == ConvMethod::Fft || !direct_) return ConvAlgorithm::Fft;
   const ConvCostModel model = pinnedGpu_ ? *pinnedGpu_ : gpuConvCostModel(gpu);
-  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in, spec_.mode));
+  const int rank = separable_ && SeparableConv::gpuTakes(in.type) ? separable_->rank() : 0;
+  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in, spec_.mode),
+                      rank);
 }
 
 ConvAlgorithm ConvMethodFilter::chooseCpu(const ImageShape& in) const {
+  if (spec_.method == ConvMethod::Separable) return ConvAlgorithm::Separable;
   if (spec_.method == ConvMethod::Fft || !direct_) return ConvAlgorithm::Fft;
   const ConvCostModel model = pinnedCpu_ ? *pinnedCpu_ : cpuConvCostModel();
-  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in, spec_.mode));
+  return model.choose(in.width, in.height, spec_.kernel.width, spec_.kernel.height, convolvedChannels(in, spec_.mode),
+                      separable_ ? separable_->rank() : 0);
 }
 
 std::optional<ConvAlgorithm> ConvMethodFilter::lastGpuChoice() const noexcept { return decodeChoice(lastGpu_.load()); }
@@ -219,10 +300,14 @@ void ConvMethodFilter::pinCpuModel(const ConvCostModel& model) {
 double ConvMethodFilter::prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   if (in.empty()) throw std::invalid_argument("convolution needs a non-empty device image");
   const Stopwatch watch;
-  if (chooseGpu(gpu, shapeOf(in)) == ConvAlgorithm::Fft) {
+  const ConvAlgorithm algorithm = chooseGpu(gpu, shapeOf(in));
+  if (algorithm == ConvAlgorithm::Fft) {
     fft_.prepare(gpu, in, out);
   } else {
-    direct_->runGpu(gpu, in, out);  // sizes `out`, uploads large weights once
+    if (algorithm == ConvAlgorithm::Separable)
+      separable_->runGpu(gpu, in, out);  // sizes `out`
+    else
+      direct_->runGpu(gpu, in, out);  // sizes `out`, uploads large weights once
     gpu.synchronize();
   }
   return watch.elapsedMs();
@@ -233,9 +318,13 @@ void ConvMethodFilter::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImag
   if (spec_.method == ConvMethod::Auto && &in == &out)
     throw std::invalid_argument(
         "the auto convolution method cannot run in place (it may choose direct); give it a separate output image");
+  if (spec_.method == ConvMethod::Separable && &in == &out)
+    throw std::invalid_argument("the separable convolution cannot run in place; give it a separate output image");
   const ConvAlgorithm algorithm = chooseGpu(gpu, shapeOf(in));
   if (algorithm == ConvAlgorithm::Fft)
     fft_.runGpu(gpu, in, out);
+  else if (algorithm == ConvAlgorithm::Separable)
+    separable_->runGpu(gpu, in, out);
   else
     direct_->runGpu(gpu, in, out);
   lastGpu_.store(static_cast<int>(algorithm));
@@ -255,7 +344,9 @@ double ConvMethodFilter::prepareCpu(const ImageShape& in) {
 Image ConvMethodFilter::runCpu(const Image& in, const CpuControl& control) const {
   if (in.empty()) throw std::invalid_argument("convolution needs a non-empty image");
   const ConvAlgorithm algorithm = chooseCpu(shapeOf(in));
-  Image out = algorithm == ConvAlgorithm::Fft ? fft_.runCpu(in, control) : direct_->runCpu(in, control);
+  Image out = algorithm == ConvAlgorithm::Fft         ? fft_.runCpu(in, control)
+              : algorithm == ConvAlgorithm::Separable ? separable_->runCpu(in, control)
+                                                      : direct_->runCpu(in, control);
   lastCpu_.store(static_cast<int>(algorithm));
   return out;
 }

@@ -30,6 +30,7 @@ std::unique_ptr<Operation> makeConvolution(const FilterSpec& spec) {
     }
     case ConvMethod::Fft:
     case ConvMethod::Auto:
+    case ConvMethod::Separable:
       return std::make_unique<ConvMethodFilter>(spec);
   }
   throw std::invalid_argument("unknown convolution method; use " + enumNames<ConvMethod>());

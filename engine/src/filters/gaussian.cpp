@@ -13,6 +13,7 @@
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/gaussian.cuh"
+#include "gpulab/kernels/separable_conv.cuh"
 #include "internal/cv_interop.hpp"
 #include "internal/gaussian_support.hpp"
 #include "internal/kernel_views.hpp"
@@ -176,6 +177,14 @@ ImageShape GaussianBlur::outputShape(const ImageShape& in) const {
   return in;
 }
 
+namespace {
+
+/// Windows up to this side run as one fused separable pass (kernels/separable_conv.cuh); larger ones
+/// as the two passes of kernels/gaussian.cu (a row pass into a float plane, a column pass from it).
+constexpr int kGaussianFusedMaxSize = 63;
+
+}  // namespace
+
 void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   const ImageShape shape = outputShape(shapeOf(in));
   if (&in == &out) throw std::invalid_argument("the Gaussian blur cannot run in place: give it a separate output");
@@ -189,6 +198,25 @@ void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& o
                                       cudaMemcpyHostToDevice, gpu.stream()));
     weightsType_ = shape.type;
     weightsDevice_ = gpu.device();
+  }
+  if (ksize <= kGaussianFusedMaxSize) {
+    // One fused pass (kernels/separable_conv.cuh): the same float taps in the same order, the row
+    // sums kept in shared memory instead of a float plane in DRAM.
+    kernels::SeparableGeometry g;
+    g.kernelWidth = g.kernelHeight = ksize;
+    g.anchorX = g.anchorY = ksize / 2;
+    g.border = toKernel(border_.mode);
+    std::copy(hostWeights_.begin(), hostWeights_.end(), g.rowWeights[0]);
+    std::copy(hostWeights_.begin(), hostWeights_.end(), g.colWeights[0]);
+    planewise::visitU8OrF32(shape.type, "the Gaussian blur", [&](auto sample) {
+      using T = decltype(sample);
+      const int planes = planewise::filteredChannels(shape);
+      const kernels::Plane<const T> inStack{planeOf<T>(in, 0).data, in.width(), in.height(), in.pitch()};
+      kernels::launchSeparableConv<T>(inStack, stackOf<T>(out), planes, g,
+                                      static_cast<float>(planewise::borderSample<T>(border_.value)), gpu.stream());
+      for (int c = planes; c < shape.channels; ++c) planewise::copyPlaneAsync(in, out, c, gpu.stream());
+    });
+    return;
   }
   const std::size_t pitch = planewise::floatPitch(shape.width);
   gpu.scratch().reserve(pitch * static_cast<std::size_t>(shape.height));

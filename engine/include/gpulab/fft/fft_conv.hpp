@@ -163,8 +163,8 @@ class FftConvolver {
 // ---------------------------------------------------------------------------------------------
 // Cost model for `--method auto`
 
-enum class ConvAlgorithm : std::uint8_t { Direct, Fft };
-constexpr EnumText enumText(ConvAlgorithm) { return {"convolution algorithm", "direct|fft"}; }
+enum class ConvAlgorithm : std::uint8_t { Direct, Fft, Separable };
+constexpr EnumText enumText(ConvAlgorithm) { return {"convolution algorithm", "direct|fft|separable"}; }
 
 /// Estimates both methods from throughputs measured on the running machine:
 ///   direct ms ~ a * (W * H * kw * kh * channels) + b
@@ -190,6 +190,21 @@ class ConvCostModel {
   const Line& direct() const noexcept { return direct_; }
   const Line& fft() const noexcept { return fft_; }
 
+  /// The separable method (separable_conv.hpp), fitted by its owner from the separable kernel's own
+  /// timings (conv_method.cpp) over separableUnits:
+  ///   separable ms ~ e * (W * H * channels * (rank * (kw + kh) + kSeparablePixelTaps)) + f
+  /// (each pixel's load and store count as kSeparablePixelTaps taps). Without it, choose() never
+  /// picks Separable.
+  static constexpr int kSeparablePixelTaps = 8;
+  void setSeparable(Line separable) noexcept {
+    separable_ = separable;
+    hasSeparable_ = true;
+  }
+  bool hasSeparable() const noexcept { return hasSeparable_; }
+  const Line& separable() const noexcept { return separable_; }
+  static double separableUnits(int width, int height, int kw, int kh, int rank, int channels = 1);
+  double separableMs(int width, int height, int kw, int kh, int rank, int channels = 1) const;
+
   /// The input that calibration times: width x height float32 noise in [-1, 1), the same on every
   /// call (a hash of the sample index, about 1 ns a sample: the timings do not depend on the values,
   /// and std::mt19937 took longer than the measurements themselves on 4096^2).
@@ -200,10 +215,12 @@ class ConvCostModel {
                          FftSizeRule rule = FftSizeRule::Cufft);
   double directMs(int width, int height, int kw, int kh, int channels = 1) const;
   double fftMs(int width, int height, int kw, int kh, int channels = 1) const;
-  /// Direct or Fft, whichever the model expects to be faster (Direct on a tie). Throws
-  /// std::logic_error when the model is not calibrated.
-  ConvAlgorithm choose(int width, int height, int kw, int kh, int channels = 1) const;
-  /// "direct 1.2e-09 ms/MAC + 0.004 ms, fft 3.4e-08 ms/unit + 0.02 ms".
+  /// Direct or Fft, whichever the model expects to be faster (Direct on a tie); with separableRank
+  /// 1..3 (the kernel's, when the separable method can take it) and a separable line, Separable
+  /// too when it is the cheapest of the three. Throws std::logic_error when the model is not
+  /// calibrated.
+  ConvAlgorithm choose(int width, int height, int kw, int kh, int channels = 1, int separableRank = 0) const;
+  /// "direct 1.2e-09 ms/MAC + 0.004 ms, fft 3.4e-08 ms/unit + 0.02 ms" (", separable ..." when set).
   std::string describe() const;
 
   /// Least-squares line through (units, ms) points; the intercept is clamped at 0 (and the slope
@@ -222,8 +239,10 @@ class ConvCostModel {
  private:
   Line direct_;
   Line fft_;
+  Line separable_;
   FftSizeRule rule_ = FftSizeRule::Cufft;
   bool calibrated_ = false;
+  bool hasSeparable_ = false;
 };
 
 }  // namespace gpulab

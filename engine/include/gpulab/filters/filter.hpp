@@ -27,13 +27,15 @@ enum class SobelComponent { Magnitude, X, Y, Direction };
 enum class ConvMode { Same, Full, Valid };  ///< output size, as scipy.signal.convolve2d
 /// How a convolution is computed: direct (Conv2D, kernels up to 127x127), through the FFT
 /// (FftConvolver, up to 1024x1024), or auto: per run, whichever a cost model calibrated on the
-/// running GPU (or the CPU, for runCpu) expects to be faster; kernels above 127 always go to the FFT.
-enum class ConvMethod { Direct, Fft, Auto };
+/// running GPU (or the CPU, for runCpu) expects to be faster; kernels above 127 always go to the FFT;
+/// or separable (SeparableConv, separable_conv.hpp: a kernel of rank 1 to 3, up to 127x127, as 1-D
+/// passes; auto considers it too when the kernel's rank allows).
+enum class ConvMethod { Direct, Fft, Auto, Separable };
 
 constexpr EnumText enumText(FilterOp) { return {"filter", "box|sobel|conv"}; }
 constexpr EnumText enumText(SobelComponent) { return {"Sobel component", "mag|x|y|dir"}; }
 constexpr EnumText enumText(ConvMode) { return {"convolution mode", "same|full|valid"}; }
-constexpr EnumText enumText(ConvMethod) { return {"convolution method", "direct|fft|auto"}; }
+constexpr EnumText enumText(ConvMethod) { return {"convolution method", "direct|fft|auto|separable"}; }
 
 /// A 2D kernel of coefficients, row-major, kernel.size() == width * height.
 struct Kernel2D {
@@ -59,7 +61,7 @@ struct FilterSpec {
 /// Builds the filter for `spec`, validating it first (negative radius, empty or oversized kernel,
 /// unknown combination): std::invalid_argument with one sentence saying what is allowed.
 /// Conv: spec.method Direct gives a Conv2D (a kernel above 127 a side throws, naming the fft and
-/// auto methods); Fft and Auto give a ConvMethodFilter (conv_method.hpp). The other ops take
+/// auto methods); Fft, Auto and Separable give a ConvMethodFilter (conv_method.hpp). The other ops take
 /// spec.method Direct only.
 std::unique_ptr<Operation> makeFilter(const FilterSpec& spec);
 

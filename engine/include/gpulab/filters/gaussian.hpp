@@ -14,8 +14,10 @@
 // passes through. The GPU sums in float (the row pass keeps float, never rounding in between); u8
 // results are rounded to nearest and saturated: within 1 of the reference (and of OpenCV, whose u8
 // path is fixed point), f32 within 1e-5 relative. Constant border: the value in sample units (u8:
-// rounded and saturated). The GPU keeps the weights in device memory (uploaded once per type and
-// device) and its row-pass plane in gpu.scratch().
+// rounded and saturated). Windows up to 63 run on the GPU as one fused pass (separable_conv.cuh:
+// the row sums stay in shared memory; the same float taps in the same order); larger ones as two
+// passes, with the weights in device memory (uploaded once per type and device) and the row-pass
+// plane in gpu.scratch().
 #pragma once
 
 #include <string>
