@@ -31,9 +31,11 @@ namespace {
 //      consecutive threads on consecutive columns, summed into registers across the terms;
 //   4. store: rounded (u8) and written once, consecutive threads on consecutive samples.
 // The loops run over KB taps (8 .. 128, a compile-time bucket), so they unroll and every weight is
-// an immediate operand from the launch's constant bank; the taps beyond kw (kh) are predicated off,
-// and the tile columns and rows only they would reach are zero. The phases are plain functions of the thread
-// index, for host and device, so runSeparableConvTilesOnHost can run them on a CPU.
+// an immediate operand; the taps beyond kw (kh) have weight 0, and the tile columns and rows only
+// they reach are zero. A tile that holds an inf or NaN (0 * inf = NaN) takes exact loops instead
+// (rowPassExact, colPassExact: kw and kh taps, the same sums in the same order), as found while
+// loading. The phases are plain functions of the thread index, for host and device, so
+// runSeparableConvTilesOnHost can run them on a CPU.
 
 constexpr int kThreads = 256;
 constexpr int kTileHeight = 64;
@@ -108,6 +110,14 @@ GPULAB_HD T toSample(float v) {
   }
 }
 
+GPULAB_HD bool isNonFinite(float v) {
+#if defined(__CUDA_ARCH__)
+  return (__float_as_uint(v) & 0x7f800000u) == 0x7f800000u;
+#else
+  return !std::isfinite(v);
+#endif
+}
+
 template <class P>
 GPULAB_HD P planeAt(const P& stack, int height, int index) {
   return P{stack.row(index * height), stack.width, height, stack.pitch};
@@ -138,7 +148,8 @@ GPULAB_HD void loadFour(const T* p, float (&v)[4]) {
 /// vector load when the rows are aligned; the others sample by sample through borderIndex),
 /// kBatch chunks in flight per thread.
 template <class T, int C, int KB>
-GPULAB_HD void loadTile(const Launch& g, const Plane<const T>& in, float* tile, float* tmp, int x0, int y0, int tid) {
+GPULAB_HD bool loadTile(const Launch& g, const Plane<const T>& in, float* tile, float* tmp, int x0, int y0, int tid) {
+  bool nonFinite = false;
   using L = Layout<C, KB>;
   const int xs = x0 - g.ax;
   const int ys = y0 - g.ay;
@@ -183,7 +194,10 @@ GPULAB_HD void loadTile(const Launch& g, const Plane<const T>& in, float* tile, 
       GPULAB_UNROLL
       for (int e = 0; e < 4; ++e) {
         const int local = sc[u] + e - s0;
-        if (local >= 0 && local < cols) dst[local] = v[u][e];
+        if (local >= 0 && local < cols) {
+          dst[local] = v[u][e];
+          if constexpr (std::is_same_v<T, float>) nonFinite = nonFinite || isNonFinite(v[u][e]);
+        }
       }
     }
   }
@@ -197,6 +211,41 @@ GPULAB_HD void loadTile(const Launch& g, const Plane<const T>& in, float* tile, 
   for (int i = tid; i < zeros; i += kThreads) {
     const int rr = i / L::outWidth;
     tmp[(rows + rr) * L::tmpStride + (i - rr * L::outWidth)] = 0.f;
+  }
+  return nonFinite;
+}
+
+/// Phase 2 for a tile holding an inf or NaN: one output per item, exactly kw taps (the unrolled
+/// pass runs KB taps, and 0 * inf in a padded tap would make a NaN that no window holds). The
+/// same sums in the same order as rowPass.
+template <int C, int KB>
+GPULAB_HD void rowPassExact(const Launch& g, const Weights<KB>& w, int t, const float* tile, float* tmp, int tid) {
+  using L = Layout<C, KB>;
+  const int rows = L::TH + g.kh - 1;
+  for (int i = tid; i < rows * L::outWidth; i += kThreads) {
+    const int r = i / L::outWidth;
+    const int s = i - r * L::outWidth;
+    const float* src = tile + r * L::inStride + s;
+    float acc = 0.f;
+    for (int q = 0; q < g.kw; ++q) acc = fmaf(w.row[t][q], src[q * C], acc);
+    tmp[r * L::tmpStride + s] = acc;
+  }
+}
+
+/// Phase 3 for such a tile: exactly kh taps; the same sums in the same order as colPass.
+template <int C, int KB>
+GPULAB_HD void colPassExact(const Launch& g, const Weights<KB>& w, int t, const float* tmp,
+                            float (&acc)[Layout<C, KB>::colItemsPerThread][Layout<C, KB>::M], int tid) {
+  using L = Layout<C, KB>;
+  for (int e = 0; e < L::colItemsPerThread; ++e) {
+    const int i = tid + e * kThreads;
+    if (i >= L::colItems) break;
+    const int s = i % L::outWidth;
+    const int m = i / L::outWidth;
+    for (int n = 0; n < L::M; ++n) {
+      const float* src = tmp + (m * L::M + n) * L::tmpStride + s;
+      for (int p = 0; p < g.kh; ++p) acc[e][n] = fmaf(w.col[t][p], src[p * L::tmpStride], acc[e][n]);
+    }
   }
 }
 
@@ -225,8 +274,7 @@ GPULAB_HD void rowPass(const Launch& g, const Weights<KB>& w, int t, const float
       GPULAB_UNROLL
       for (int n = 0; n < N; ++n) {
         const int tap = k - n;
-        // Padded taps are skipped, not multiplied by 0 (0 * inf would make a NaN no window holds).
-        if (tap >= 0 && tap < KB && tap < g.kw) acc[n] = fmaf(w.row[t][tap], v, acc[n]);
+        if (tap >= 0 && tap < KB) acc[n] = fmaf(w.row[t][tap], v, acc[n]);  // weight 0 beyond kw
       }
     }
     float* dst = tmp + r * L::tmpStride + j * N * C + c;
@@ -237,7 +285,7 @@ GPULAB_HD void rowPass(const Launch& g, const Weights<KB>& w, int t, const float
 
 /// Phase 3 for thread `tid`, term t: acc += sum_p col[t][p] * tmp(y + p, s), M rows y per item.
 template <int C, int KB>
-GPULAB_HD void colPass(const Weights<KB>& w, int t, int kh, const float* tmp,
+GPULAB_HD void colPass(const Weights<KB>& w, int t, const float* tmp,
                        float (&acc)[Layout<C, KB>::colItemsPerThread][Layout<C, KB>::M], int tid) {
   using L = Layout<C, KB>;
   constexpr int M = L::M;
@@ -254,7 +302,7 @@ GPULAB_HD void colPass(const Weights<KB>& w, int t, int kh, const float* tmp,
       GPULAB_UNROLL
       for (int n = 0; n < M; ++n) {
         const int tap = k - n;
-        if (tap >= 0 && tap < KB && tap < kh) acc[e][n] = fmaf(w.col[t][tap], v, acc[e][n]);
+        if (tap >= 0 && tap < KB) acc[e][n] = fmaf(w.col[t][tap], v, acc[e][n]);  // weight 0 beyond kh
       }
     }
   }
@@ -298,8 +346,8 @@ __global__ void __launch_bounds__(kThreads)
   const int x0 = static_cast<int>(blockIdx.x) * L::TW;
   const int y0 = static_cast<int>(blockIdx.y) * L::TH;
   const int tid = static_cast<int>(threadIdx.x);
-  loadTile<T, C, KB>(g, in, tile, tmp, x0, y0, tid);
-  __syncthreads();
+  const bool nonFinite = loadTile<T, C, KB>(g, in, tile, tmp, x0, y0, tid);
+  const bool exact = __syncthreads_or(nonFinite) != 0;  // uniform across the block
   float acc[L::colItemsPerThread][L::M];
   GPULAB_UNROLL
   for (int e = 0; e < L::colItemsPerThread; ++e) GPULAB_UNROLL
@@ -307,9 +355,15 @@ __global__ void __launch_bounds__(kThreads)
   GPULAB_UNROLL
   for (int t = 0; t < RANK; ++t) {
     if (t >= g.rank) break;  // uniform across the block
-    rowPass<C, KB>(g, w, t, tile, tmp, tid);
+    if (exact)
+      rowPassExact<C, KB>(g, w, t, tile, tmp, tid);
+    else
+      rowPass<C, KB>(g, w, t, tile, tmp, tid);
     __syncthreads();
-    colPass<C, KB>(w, t, g.kh, tmp, acc, tid);
+    if (exact)
+      colPassExact<C, KB>(g, w, t, tmp, acc, tid);
+    else
+      colPass<C, KB>(w, t, tmp, acc, tid);
     __syncthreads();
   }
   storeTile<T, C, KB>(out, acc, x0, y0, tid);
@@ -409,12 +463,22 @@ void hostBucket(Plane<const T> inStack, Plane<T> outStack, int planes, const Sep
         float* tile = shared.data();
         float* tmp = tile + L::rows * L::inStride;
         const int x0 = bx * L::TW, y0 = by * L::TH;
-        for (int tid = 0; tid < kThreads; ++tid) loadTile<T, C, KB>(g, in, tile, tmp, x0, y0, tid);
+        bool exact = false;
+        for (int tid = 0; tid < kThreads; ++tid) exact = loadTile<T, C, KB>(g, in, tile, tmp, x0, y0, tid) || exact;
         for (Acc& a : accs) std::fill(&a.v[0][0], &a.v[0][0] + L::colItemsPerThread * L::M, 0.f);
         for (int t = 0; t < g.rank; ++t) {
-          for (int tid = 0; tid < kThreads; ++tid) rowPass<C, KB>(g, w, t, tile, tmp, tid);
-          for (int tid = 0; tid < kThreads; ++tid)
-            colPass<C, KB>(w, t, g.kh, tmp, accs[static_cast<std::size_t>(tid)].v, tid);
+          for (int tid = 0; tid < kThreads; ++tid) {
+            if (exact)
+              rowPassExact<C, KB>(g, w, t, tile, tmp, tid);
+            else
+              rowPass<C, KB>(g, w, t, tile, tmp, tid);
+          }
+          for (int tid = 0; tid < kThreads; ++tid) {
+            if (exact)
+              colPassExact<C, KB>(g, w, t, tmp, accs[static_cast<std::size_t>(tid)].v, tid);
+            else
+              colPass<C, KB>(w, t, tmp, accs[static_cast<std::size_t>(tid)].v, tid);
+          }
         }
         for (int tid = 0; tid < kThreads; ++tid)
           storeTile<T, C, KB>(out, accs[static_cast<std::size_t>(tid)].v, x0, y0, tid);

@@ -6,7 +6,8 @@
 //
 // Rows: boxK (odd K), sobel, convK (direct), convK-fft, convK-auto (the cost model picks per device;
 // the table says what it took on the GPU and on the CPU), convK-sep (a KxK Gaussian, rank 1, by the
-// separable method; convK-sep-direct, -fft and -auto the same kernel by those methods), fft-lowpass (the FFT low-pass
+// separable method; convK-sep-direct, -fft and -auto the same kernel by those methods), gaussianK (a
+// K-tap Gaussian blur; gaussianK-two-pass through its two-pass GPU kernels), fft-lowpass (the FFT low-pass
 // as `fft
 // --bench` times it), any registered operation by its name with default parameters, and
 // mandel-seahorse / mandel-full (1920x1080, 1000 iterations, f32 and f64; GPU is the optimized
@@ -16,6 +17,7 @@
 // photo's shape; no Mandelbrot rows). One-time work (cost model calibration, cuFFT plans, kernel spectra) is done
 // before timing and reported apart (prepare_ms in the JSON). Without a GPU the CPU rows run and the GPU columns say so.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -31,6 +33,7 @@
 #include "gpulab/core/device.hpp"
 #include "gpulab/fft/fft_conv.hpp"
 #include "gpulab/fft/fft_filter.hpp"
+#include "gpulab/filters/gaussian.hpp"
 #include "gpulab/filters/kernel_file.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
@@ -45,8 +48,8 @@ constexpr const char* kAllOps =
     "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
     "conv63-auto,conv15-sep,conv31-sep,conv31-sep-auto,fft-lowpass,mandel-seahorse,mandel-full";
 constexpr const char* kOpForms =
-    "boxK (odd K), sobel, convK, convK-fft, convK-auto, convK-sep(-direct|-fft|-auto), fft-lowpass, mandel-seahorse, "
-    "mandel-full, medianK(-select) "
+    "boxK (odd K), sobel, convK, convK-fft, convK-auto, convK-sep(-direct|-fft|-auto), gaussianK(-two-pass) (odd K), "
+    "fft-lowpass, mandel-seahorse, mandel-full, medianK(-select) "
     "(odd K), "
     "erodeK / dilateK / openK / closeK (-ellipse) or a registered operation";
 
@@ -68,6 +71,8 @@ struct BenchOp {
   std::optional<MandelbrotView> mandelbrot;
   double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
   bool exact = false;    ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
+  int gaussianSize = 0;  ///< gaussianK: a K-tap Gaussian (sigma from K); gaussianK-two-pass: its two-pass GPU path
+  bool gaussianTwoPass = false;
 };
 
 FftFilterSpec lowpassSpec() {
@@ -116,6 +121,18 @@ BenchOp parseOp(const std::string& name) {
     if (window >= 1 && window % 2 == 1) {
       op.operation = "box";
       op.values["radius"] = std::to_string(window / 2);
+      return op;
+    }
+  }
+  if (name.rfind("gaussian", 0) == 0 && name.size() > 8 && std::isdigit(static_cast<unsigned char>(name[8]))) {
+    // "gaussianK": a K-tap Gaussian (the default sigma for K), the fused GPU pass up to 63 taps;
+    // "gaussianK-two-pass": the same through the two-pass GPU kernels, for comparison.
+    const std::size_t dash = name.find('-');
+    const int window = sideIn(name, 8, dash);
+    if (window >= 1 && window % 2 == 1 && window <= kMaxGaussianSize &&
+        (dash == std::string::npos || name.substr(dash) == "-two-pass")) {
+      op.gaussianSize = window;
+      op.gaussianTwoPass = dash != std::string::npos;
       return op;
     }
   }
@@ -364,6 +381,10 @@ void run(const BenchArgs& a) {
     try {
       if (op.lowpass) {
         operation = std::make_unique<FftFilter>(lowpassSpec());
+      } else if (op.gaussianSize > 0) {
+        auto blur = std::make_unique<GaussianBlur>(0.0, op.gaussianSize);
+        blur->setFusedGpu(!op.gaussianTwoPass);
+        operation = std::move(blur);
       } else {
         const OperationInfo& info = findOperation(op.operation);
         if (info.param("path") != nullptr) op.values["path"] = a.boxPath;

@@ -177,14 +177,6 @@ ImageShape GaussianBlur::outputShape(const ImageShape& in) const {
   return in;
 }
 
-namespace {
-
-/// Windows up to this side run as one fused separable pass (kernels/separable_conv.cuh); larger ones
-/// as the two passes of kernels/gaussian.cu (a row pass into a float plane, a column pass from it).
-constexpr int kGaussianFusedMaxSize = 63;
-
-}  // namespace
-
 void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   const ImageShape shape = outputShape(shapeOf(in));
   if (&in == &out) throw std::invalid_argument("the Gaussian blur cannot run in place: give it a separate output");
@@ -199,7 +191,7 @@ void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& o
     weightsType_ = shape.type;
     weightsDevice_ = gpu.device();
   }
-  if (ksize <= kGaussianFusedMaxSize) {
+  if (fusedGpu(shape.type)) {
     // One fused pass (kernels/separable_conv.cuh): the same float taps in the same order, the row
     // sums kept in shared memory instead of a float plane in DRAM.
     kernels::SeparableGeometry g;

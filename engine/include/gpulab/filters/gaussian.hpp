@@ -30,6 +30,9 @@ namespace gpulab {
 
 inline constexpr double kMaxGaussianSigma = 100.0;
 inline constexpr int kMaxGaussianSize = 1023;  ///< ksize, odd; radius 511
+/// Windows up to this side run on the GPU as one fused pass (kernels/separable_conv.cuh); larger
+/// ones as the two passes of kernels/gaussian.cu (a row pass into a float plane, a column pass).
+inline constexpr int kGaussianFusedMaxSize = 63;
 
 /// The window side for `sigma` on images of `type` when none is given (see above).
 int gaussianSizeFor(double sigma, PixelType type);
@@ -51,6 +54,10 @@ class GaussianBlur final : public Operation {
   int sizeFor(PixelType type) const;
   double sigmaFor(PixelType type) const;
   const Border& border() const noexcept { return border_; }
+  /// The GPU path for windows up to kGaussianFusedMaxSize: the fused pass (default, true) or the two
+  /// passes larger windows take (false: for comparisons, e.g. `gpulab-cli bench --ops gaussian15-two-pass`).
+  void setFusedGpu(bool fused) noexcept { fused_ = fused; }
+  bool fusedGpu(PixelType type) const noexcept { return fused_ && sizeFor(type) <= kGaussianFusedMaxSize; }
 
   std::string name() const override { return "gaussian"; }
   /// The larger of the u8 and f32 windows' radii (the image type is not known here); -1 with wrap.
@@ -66,6 +73,7 @@ class GaussianBlur final : public Operation {
   double sigma_;
   int ksize_;
   Border border_;
+  bool fused_ = true;
   DeviceBuffer weights_;  // the float weights for weightsType_ on weightsDevice_
   std::vector<float> hostWeights_;
   PixelType weightsType_ = PixelType::F64;
