@@ -59,7 +59,7 @@ void visitU8OrF32(PixelType type, const std::string& what, F&& f) {
 /// `out` with `shape`, reallocated only when its shape differs.
 inline void ensureShape(DeviceImage& out, const ImageShape& shape) {
   if (out.empty() || out.width() != shape.width || out.height() != shape.height || out.channels() != shape.channels ||
-      out.type() != shape.type)
+      out.type() != shape.type || out.layout() != DeviceLayout::Planar)
     out = DeviceImage(shape.width, shape.height, shape.channels, shape.type);
 }
 

@@ -179,6 +179,7 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     }
     DeviceImage ownOutput;
     DeviceImage& out = setup.gpuOutput != nullptr ? *setup.gpuOutput : ownOutput;
+    if (!out.empty() && out.layout() != layout) out = DeviceImage();  // a reused output of another layout
     control.throwIfCancelled();
     g.prepareMs = op.prepareGpu(gpu, *in, out);
     control.throwIfCancelled();
