@@ -408,9 +408,9 @@ void validate(const SeparableGeometry& g) {
   if (g.rank < 1 || g.rank > kSeparableMaxRank)
     throw std::invalid_argument("the separable convolution sums 1 to " + std::to_string(kSeparableMaxRank) +
                                 " terms, got " + std::to_string(g.rank));
-  if (C != 1 && (bucketFor(g.kernelWidth, g.kernelHeight) > 32 || g.rank != 1))
-    throw std::invalid_argument(
-        "the separable convolution of interleaved channels takes rank-1 kernels up to 32 taps a side");
+  if (C != 1 && (bucketFor(g.kernelWidth, g.kernelHeight) > kSeparableMaxInterleavedTaps || g.rank != 1))
+    throw std::invalid_argument("the separable convolution of interleaved channels takes rank-1 kernels up to " +
+                                std::to_string(kSeparableMaxInterleavedTaps) + " taps a side");
 }
 
 template <class T, int C, int KB, int RANK>

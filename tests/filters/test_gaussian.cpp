@@ -172,6 +172,42 @@ TEST(GaussianGpu, WindowWiderThanTheImage) {
   EXPECT_TRUE(matches(c, c.op().runReference(c.input()), test::runOnGpu(op, c.input())));
 }
 
+// RGB photos run on their interleaved rows (what front ends upload, gpuLayout); the planar path
+// stays for callers that hand planes: both give the same bits (the same float taps in the same
+// order), for every border and both types, on odd sizes.
+TEST(GaussianGpu, InterleavedRgbMatchesPlanarBitForBit) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (PixelType type : {PixelType::U8, PixelType::F32})
+    for (auto [w, h] : {std::pair{1, 1}, std::pair{7, 3}, std::pair{257, 131}, std::pair{641, 67}})
+      for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                              BorderMode::Constant}) {
+        SCOPED_TRACE(std::string(toString(type)) + " " + std::to_string(w) + "x" + std::to_string(h) + " " +
+                     std::string(toString(mode)));
+        GaussianBlur blur(2.0, 0, {mode, 17.0});
+        const Image img = test::filterTestImage(w, h, 3, type, w + h);
+        ASSERT_EQ(blur.gpuLayout(shapeOf(img)), DeviceLayout::Interleaved);
+        DeviceImage interleavedOut, planarOut;
+        const DeviceImage interleaved = gpu.upload(img, DeviceLayout::Interleaved);
+        blur.runGpu(gpu, interleaved, interleavedOut);
+        EXPECT_EQ(interleavedOut.layout(), DeviceLayout::Interleaved);
+        const DeviceImage planar = gpu.upload(img, DeviceLayout::Planar);
+        blur.runGpu(gpu, planar, planarOut);
+        EXPECT_EQ(planarOut.layout(), DeviceLayout::Planar);
+        const Image a = gpu.download(interleavedOut), b = gpu.download(planarOut);
+        EXPECT_TRUE(a == b);
+        EXPECT_TRUE(test::imagesNear(blur.runReference(img), a, type == PixelType::U8 ? 1.0 : 1e-4, 1e-5));
+      }
+  // Gray, RGBA and windows beyond the interleaved kernel stay planar.
+  EXPECT_EQ(GaussianBlur(2.0).gpuLayout({64, 64, 1, PixelType::U8}), DeviceLayout::Planar);
+  EXPECT_EQ(GaussianBlur(2.0).gpuLayout({64, 64, 4, PixelType::U8}), DeviceLayout::Planar);
+  EXPECT_EQ(GaussianBlur(0.0, 41).gpuLayout({64, 64, 3, PixelType::F32}), DeviceLayout::Planar);
+  GaussianBlur wide(0.0, 41);
+  const DeviceImage rgb = gpu.upload(test::filterTestImage(9, 9, 3, PixelType::F32, 1), DeviceLayout::Interleaved);
+  DeviceImage out;
+  EXPECT_THROW(wide.runGpu(gpu, rgb, out), std::logic_error);
+}
+
 TEST(GaussianGpu, ReusesItsOutputAndSwitchesTypes) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;

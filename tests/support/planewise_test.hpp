@@ -43,10 +43,11 @@ inline std::vector<FilterCaseImage> tableImages() {
   return images;
 }
 
-/// op.runGpu on a fresh context: upload, run, download.
+/// op.runGpu on a fresh context: upload (in the layout the operation prefers, what front ends do),
+/// run, download.
 inline Image runOnGpu(Operation& op, const Image& in) {
   GpuContext gpu;
-  const DeviceImage d = gpu.upload(in);
+  const DeviceImage d = gpu.upload(in, op.gpuLayout(shapeOf(in)));
   DeviceImage out;
   op.runGpu(gpu, d, out);
   return gpu.download(out);

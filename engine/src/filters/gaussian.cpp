@@ -177,10 +177,23 @@ ImageShape GaussianBlur::outputShape(const ImageShape& in) const {
   return in;
 }
 
+DeviceLayout GaussianBlur::gpuLayout(const ImageShape& in) const {
+  const bool interleaved = in.channels == 3 && (in.type == PixelType::U8 || in.type == PixelType::F32) &&
+                           fusedGpu(in.type) && sizeFor(in.type) <= kernels::kSeparableMaxInterleavedTaps;
+  return interleaved ? DeviceLayout::Interleaved : DeviceLayout::Planar;
+}
+
 void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   const ImageShape shape = outputShape(shapeOf(in));
   if (&in == &out) throw std::invalid_argument("the Gaussian blur cannot run in place: give it a separate output");
-  planewise::ensureShape(out, shape);
+  const DeviceLayout layout = in.layout();  // planar always; interleaved where gpuLayout says so
+  if (layout == DeviceLayout::Interleaved && gpuLayout(shape) != layout)
+    throw std::logic_error("the Gaussian blur takes this image planar on the GPU (Operation::gpuLayout)");
+  if (layout == DeviceLayout::Interleaved) {
+    if (!out.sameShape(in)) out = DeviceImage(shape.width, shape.height, shape.channels, shape.type, layout);
+  } else {
+    planewise::ensureShape(out, shape);
+  }
   const int ksize = sizeFor(shape.type);
   if (weightsType_ != shape.type || weightsDevice_ != gpu.device() || weights_.empty()) {
     const std::vector<double> w = gaussianWeights(ksize, sigmaFor(shape.type));
@@ -202,6 +215,11 @@ void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& o
     std::copy(hostWeights_.begin(), hostWeights_.end(), g.colWeights[0]);
     planewise::visitU8OrF32(shape.type, "the Gaussian blur", [&](auto sample) {
       using T = decltype(sample);
+      const auto fill = static_cast<float>(planewise::borderSample<T>(border_.value));
+      if (layout == DeviceLayout::Interleaved) {  // RGB rows as they are: one launch, three channels
+        kernels::launchSeparableConv<T, 3>(pixelsOf<T>(in), pixelsOf<T>(out), 1, g, fill, gpu.stream());
+        return;
+      }
       const int planes = planewise::filteredChannels(shape);
       const kernels::Plane<const T> inStack{planeOf<T>(in, 0).data, in.width(), in.height(), in.pitch()};
       kernels::launchSeparableConv<T>(inStack, stackOf<T>(out), planes, g,

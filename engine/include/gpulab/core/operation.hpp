@@ -115,10 +115,11 @@ class Operation {
   /// The same for runCpu on images of shape `in`. Default: nothing, 0.
   virtual double prepareCpu(const ImageShape& in);
 
-  /// The device layout runGpu takes for images of shape `in`, and gives its output in: Planar by
-  /// default; Interleaved for an operation that filters photos in their own layout (no
-  /// (de)interleave pass on the GPU). Front ends upload in this layout, or convert a resident image
-  /// with GpuContext::inLayout; runGpu given the other layout throws std::logic_error.
+  /// The device layout runGpu prefers for images of shape `in`: Planar by default; Interleaved for
+  /// an operation that filters photos in their own layout (no (de)interleave pass on the GPU).
+  /// runGpu takes planar images always, interleaved ones where this says so (std::logic_error
+  /// otherwise), and gives its output in the input's layout. Front ends upload in this layout, or
+  /// convert a resident image with GpuContext::inLayout.
   virtual DeviceLayout gpuLayout(const ImageShape& in) const {
     (void)in;
     return DeviceLayout::Planar;

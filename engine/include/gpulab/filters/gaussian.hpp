@@ -65,6 +65,10 @@ class GaussianBlur final : public Operation {
   std::string describe() const override;
   ParamValues params() const override;
   ImageShape outputShape(const ImageShape& in) const override;
+  /// Interleaved for an RGB image the fused pass takes on its interleaved rows (windows up to
+  /// kernels::kSeparableMaxInterleavedTaps): the photo is filtered in its own layout. Planar otherwise.
+  /// runGpu takes planar images too (then the output is planar).
+  DeviceLayout gpuLayout(const ImageShape& in) const override;
   void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override;
   Image runCpu(const Image& in, const CpuControl& control = {}) const override;
   Image runReference(const Image& in) const override;

@@ -31,6 +31,8 @@ namespace gpulab::kernels {
 inline constexpr int kSeparableMaxTaps = 127;
 /// The most separable terms one launch sums (a rank-3 kernel).
 inline constexpr int kSeparableMaxRank = 3;
+/// The most taps a side on interleaved rows (C > 1), where only rank-1 kernels run.
+inline constexpr int kSeparableMaxInterleavedTaps = 32;
 
 struct SeparableGeometry {
   int kernelWidth = 1;   ///< taps along a row (q)
