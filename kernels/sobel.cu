@@ -7,6 +7,12 @@
 #include "gpulab/kernels/launch_support.hpp"
 #include "gpulab/kernels/sobel.cuh"
 
+#if defined(__CUDA_ARCH__)
+#define GPULAB_UNROLL _Pragma("unroll")
+#else
+#define GPULAB_UNROLL
+#endif
+
 namespace gpulab::kernels {
 namespace {
 
@@ -16,7 +22,13 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kColumns = 4;                         // adjacent output columns per thread
 constexpr int kBlockColumns = kThreads * kColumns;  // 512
-constexpr int kRowsPerBlock = 32;
+constexpr int kSobelRowsPerStep = 2;                // input rows each thread loads before it computes
+constexpr bool kSobelVectorEdges = true;            // x - 1 and x + 4 from the neighbours' aligned vectors
+// Blocks an SM must hold (caps the registers at 40): the kernel is latency bound and needs warps.
+// On an H100 (4096^2 f32, magnitude) 12 blocks took 0.078 ms, the compiler's own choice (80
+// registers, 6 blocks) 0.094, 16 blocks (32 registers) 0.111; more rows a step was slower too.
+constexpr int kSobelMinBlocks = 12;
+constexpr int kMinBandRows = 8;
 
 template <class T>
 struct SobelArgs {
@@ -50,20 +62,40 @@ GPULAB_HD void load4(const T* row, int x, float (&v)[4]) {
 #endif
 }
 
-// Luminance of columns x-1 .. x+4 of row y, where those columns and the row lie inside the image.
-template <class T>
+// Sample x - 1 (kLeft) or x + 4 of a row. kVector: taken from the aligned vector of 4 that holds it
+// (the neighbour thread's vector, an L1 hit) rather than with a scalar load.
+template <bool kVector, bool kLeft, class T>
+GPULAB_HD float edgeSample(const T* row, int x) {
+  if constexpr (kVector) {
+    float v[4];
+    load4(row, kLeft ? x - 4 : x + 4, v);
+    return kLeft ? v[3] : v[0];
+  } else {
+    return static_cast<float>(row[kLeft ? x - 1 : x + 4]);
+  }
+}
+
+// Whether columns x-1 .. x+4 (kVector: x-4 .. x+7) lie inside a row of `width`.
+template <bool kVector>
+GPULAB_HD bool interiorColumns(int x, int width) {
+  return kVector ? x >= 4 && x + 8 <= width : x >= 1 && x + 5 <= width;
+}
+
+// Luminance of columns x-1 .. x+4 of row y, where interiorColumns<kVector>(x) and the row lies inside the image.
+template <bool kVector, class T>
 GPULAB_HD void loadInterior(const SobelArgs<T>& a, int x, int y, float (&lum)[6]) {
   float r[4];
   load4(a.red.row(y), x, r);
-  float left = static_cast<float>(a.red.row(y)[x - 1]);
-  float right = static_cast<float>(a.red.row(y)[x + 4]);
+  float left = edgeSample<kVector, true>(a.red.row(y), x);
+  float right = edgeSample<kVector, false>(a.red.row(y), x);
   if (a.colour) {
     float g[4], b[4];
     load4(a.green.row(y), x, g);
     load4(a.blue.row(y), x, b);
     for (int j = 0; j < 4; ++j) r[j] = luminance(r[j], g[j], b[j]);
-    left = luminance(left, static_cast<float>(a.green.row(y)[x - 1]), static_cast<float>(a.blue.row(y)[x - 1]));
-    right = luminance(right, static_cast<float>(a.green.row(y)[x + 4]), static_cast<float>(a.blue.row(y)[x + 4]));
+    left = luminance(left, edgeSample<kVector, true>(a.green.row(y), x), edgeSample<kVector, true>(a.blue.row(y), x));
+    right =
+        luminance(right, edgeSample<kVector, false>(a.green.row(y), x), edgeSample<kVector, false>(a.blue.row(y), x));
   }
   lum[0] = left;
   for (int j = 0; j < 4; ++j) lum[j + 1] = r[j];
@@ -71,7 +103,7 @@ GPULAB_HD void loadInterior(const SobelArgs<T>& a, int x, int y, float (&lum)[6]
 }
 
 // Luminance of columns x-1 .. x+4 of row yg (any integer), border-mapped.
-template <class T>
+template <bool kVector, class T>
 GPULAB_HD void loadBorder(const SobelArgs<T>& a, int x, int yg, float (&lum)[6]) {
   const int width = a.out.width;
   const int height = a.out.height;
@@ -80,8 +112,8 @@ GPULAB_HD void loadBorder(const SobelArgs<T>& a, int x, int yg, float (&lum)[6])
     return;
   }
   const int y = borderIndex(yg, height, a.mode);
-  if (x >= 1 && x + 5 <= width) {
-    loadInterior(a, x, y, lum);
+  if (interiorColumns<kVector>(x, width)) {
+    loadInterior<kVector>(a, x, y, lum);
     return;
   }
   for (int j = 0; j < 6; ++j) {
@@ -123,47 +155,57 @@ GPULAB_HD void storeRow(const SobelArgs<T>& a, int x, int y, const float (&above
   }
 }
 
-// Columns x .. x+3, rows [y0, y1): keeps three rows of luminance in registers and loads two new
-// rows per step, so that each thread has two rows of loads in flight.
-template <class T>
+// Columns x .. x+3, rows [y0, y1): keeps the last two rows of luminance in registers and loads
+// kRowsPerStep (kSobelRowsPerStep) new rows per step before it uses any of them, so that each thread has that many rows
+// of loads in flight.
+template <int kRowsPerStep, bool kVector, class T>
 GPULAB_HD void sobelStrip(const SobelArgs<T>& a, int x, int y0, int y1) {
   const int height = a.out.height;
-  const bool interiorX = x >= 1 && x + 5 <= a.out.width;
-  float r0[6], r1[6], r2[6], r3[6];
-  loadBorder(a, x, y0 - 1, r0);
-  loadBorder(a, x, y0, r1);
-  int y = y0;
-  for (; y + 1 < y1; y += 2) {
-    if (interiorX && y + 2 < height) {
-      loadInterior(a, x, y + 1, r2);
-      loadInterior(a, x, y + 2, r3);
+  const bool interiorX = interiorColumns<kVector>(x, a.out.width);
+  float rows[kRowsPerStep + 2][6] = {};
+  loadBorder<kVector>(a, x, y0 - 1, rows[0]);
+  loadBorder<kVector>(a, x, y0, rows[1]);
+  for (int y = y0; y < y1; y += kRowsPerStep) {
+    // Rows y + 1 .. y + kRowsPerStep; those past y1 are not needed (and not loaded).
+    if (interiorX && y + kRowsPerStep < height && y + kRowsPerStep <= y1) {
+      GPULAB_UNROLL
+      for (int u = 0; u < kRowsPerStep; ++u) loadInterior<kVector>(a, x, y + 1 + u, rows[u + 2]);
     } else {
-      loadBorder(a, x, y + 1, r2);
-      loadBorder(a, x, y + 2, r3);
+      GPULAB_UNROLL
+      for (int u = 0; u < kRowsPerStep; ++u)
+        if (y + u < y1) loadBorder<kVector>(a, x, y + 1 + u, rows[u + 2]);
     }
-    storeRow(a, x, y, r0, r1, r2);
-    storeRow(a, x, y + 1, r1, r2, r3);
+    GPULAB_UNROLL
+    for (int u = 0; u < kRowsPerStep; ++u)
+      if (y + u < y1) storeRow(a, x, y + u, rows[u], rows[u + 1], rows[u + 2]);
     for (int c = 0; c < 6; ++c) {
-      r0[c] = r2[c];
-      r1[c] = r3[c];
+      rows[0][c] = rows[kRowsPerStep][c];
+      rows[1][c] = rows[kRowsPerStep + 1][c];
     }
   }
-  if (y < y1) {
-    loadBorder(a, x, y + 1, r2);
-    storeRow(a, x, y, r0, r1, r2);
-  }
+}
+
+/// Rows per band: about `targetBlocks` blocks in all (as many as the device holds at once), bands of
+/// at least kMinBandRows rows.
+inline int bandRows(int width, int height, long long targetBlocks) {
+  const long long columnBlocks = divUp(width, kBlockColumns);
+  const long long wanted = targetBlocks / columnBlocks > 1 ? targetBlocks / columnBlocks : 1;
+  const int minRows = height < kMinBandRows ? height : kMinBandRows;
+  const long long most = height / minRows;
+  return divUp(height, static_cast<int>(wanted < most ? wanted : most));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Kernel
 
-template <class T>
-__global__ void __launch_bounds__(kThreads) sobelKernel(SobelArgs<T> a) {
+template <class T, int kRowsPerStep = kSobelRowsPerStep, bool kVector = kSobelVectorEdges,
+          int kMinBlocks = kSobelMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) sobelKernel(SobelArgs<T> a, int rowsPerBand) {
   const int x = blockIdx.x * kBlockColumns + threadIdx.x * kColumns;
-  const int y0 = blockIdx.y * kRowsPerBlock;
-  if (x >= a.out.width) return;
-  const int y1 = y0 + kRowsPerBlock < a.out.height ? y0 + kRowsPerBlock : a.out.height;
-  sobelStrip(a, x, y0, y1);
+  const int y0 = blockIdx.y * rowsPerBand;
+  if (x >= a.out.width || y0 >= a.out.height) return;
+  const int y1 = y0 + rowsPerBand < a.out.height ? y0 + rowsPerBand : a.out.height;
+  sobelStrip<kRowsPerStep, kVector>(a, x, y0, y1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,8 +255,11 @@ template <class T>
 void launchSobel(Plane<const T> red, Plane<const T> green, Plane<const T> blue, bool colour, Plane<T> out,
                  SobelPart part, BorderMode mode, float borderValue, cudaStream_t stream) {
   const SobelArgs<T> a = makeArgs(red, green, blue, colour, out, part, mode, borderValue, true);
-  const dim3 grid(divUp(out.width, kBlockColumns), divUp(out.height, kRowsPerBlock));
-  sobelKernel<T><<<grid, kThreads, 0, stream>>>(a);
+  int perSm = 0;
+  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, sobelKernel<T>, kThreads, 0));
+  const int rows = bandRows(out.width, out.height, static_cast<long long>(multiprocessors()) * (perSm > 0 ? perSm : 1));
+  const dim3 grid(divUp(out.width, kBlockColumns), divUp(out.height, rows));
+  sobelKernel<T><<<grid, kThreads, 0, stream>>>(a, rows);
   GPULAB_CHECK_LAUNCH("sobelKernel");
 }
 
@@ -222,12 +267,16 @@ template <class T>
 void runSobelOnHost(Plane<const T> red, Plane<const T> green, Plane<const T> blue, bool colour, Plane<T> out,
                     SobelPart part, BorderMode mode, float borderValue) {
   const SobelArgs<T> a = makeArgs(red, green, blue, colour, out, part, mode, borderValue, false);
-  for (int by = 0; by < divUp(out.height, kRowsPerBlock); ++by)
+  // Three bands a plane, as if the device held three blocks per column of blocks: the band edges
+  // get tested too.
+  const int rows = bandRows(out.width, out.height, 3LL * divUp(out.width, kBlockColumns));
+  for (int by = 0; by < divUp(out.height, rows); ++by)
     for (int bx = 0; bx < divUp(out.width, kBlockColumns); ++bx)
       for (int tid = 0; tid < kThreads; ++tid) {
         const int x = bx * kBlockColumns + tid * kColumns;
-        const int y0 = by * kRowsPerBlock;
-        if (x < out.width) sobelStrip(a, x, y0, y0 + kRowsPerBlock < out.height ? y0 + kRowsPerBlock : out.height);
+        const int y0 = by * rows;
+        if (x < out.width)
+          sobelStrip<kSobelRowsPerStep, kSobelVectorEdges>(a, x, y0, y0 + rows < out.height ? y0 + rows : out.height);
       }
 }
 

@@ -461,7 +461,10 @@ const TypeCase kTypes[] = {{PixelType::U8, 1},  {PixelType::U8, 3},  {PixelType:
 struct ShapeCase {
   Size2 image, kernel;
 };
-const ShapeCase kTypeShapes[] = {{{13, 12}, {4, 3}}, {{257, 131}, {5, 5}}, {{67, 45}, {3, 3}}, {{40, 37}, {15, 15}}};
+// 521 (prime) is wider than a block of the streaming 3x3 / 5x5 code (512 columns), 7x300 is split
+// into many bands.
+const ShapeCase kTypeShapes[] = {{{13, 12}, {4, 3}},   {{257, 131}, {5, 5}}, {{67, 45}, {3, 3}},
+                                 {{40, 37}, {15, 15}}, {{521, 37}, {3, 3}},  {{7, 300}, {5, 5}}};
 
 using TypeParam = std::tuple<TypeCase, ShapeCase, ConvMode>;
 
@@ -648,6 +651,22 @@ TEST(Conv2DTiles, SmallerBlockShapesAndUnalignedRowsMatchReference) {
           EXPECT_TRUE(matches(ref, runTilesOnHost(f, in, limit))) << in.describe() << " limit " << limit;
         EXPECT_TRUE(matches(ref, runTilesOnHost(f, in, kHopperSharedBytes, bytesPerSample(t.type))))
             << in.describe() << " unaligned rows";
+      }
+    }
+  }
+}
+
+TEST(Conv2DTiles, StreamingAndTileCodeGiveTheSameBits) {
+  // Aligned rows take the streaming code for 3x3 and 5x5, unaligned rows the shared-memory tiles;
+  // both add the products in the same order, so float results agree to the bit.
+  for (const Size2 k : {Size2{3, 3}, Size2{5, 5}}) {
+    for (const ConvMode mode : kModes) {
+      for (const Border& b : kBorders) {
+        const Image in = randomInput(523, 41, 1, PixelType::F32, 17u);
+        const Conv2D f(convSpec(randomKernel(k.width, k.height, 23u, false), mode, b, false));
+        const Image streamed = runTilesOnHost(f, in);
+        const Image tiled = runTilesOnHost(f, in, kHopperSharedBytes, sizeof(float));
+        EXPECT_TRUE(streamed == tiled) << k.width << "x" << k.height << " " << modeText(mode) << " " << borderText(b);
       }
     }
   }

@@ -52,7 +52,8 @@ std::vector<SobelCase> sobelCases() {
     int channels;
   };
   std::vector<SobelCase> cases;
-  for (Size s : {Size{1, 1}, Size{2, 3}, Size{13, 12}, Size{257, 131}, Size{640, 480}})
+  // 521 (prime) is wider than a block (512 columns); 5x97 is split into many bands.
+  for (Size s : {Size{1, 1}, Size{2, 3}, Size{13, 12}, Size{257, 131}, Size{640, 480}, Size{521, 37}, Size{5, 97}})
     for (Type t : {Type{PixelType::U8, 1}, Type{PixelType::U8, 3}, Type{PixelType::U8, 4}, Type{PixelType::F32, 1},
                    Type{PixelType::F32, 3}})
       for (BorderMode m :

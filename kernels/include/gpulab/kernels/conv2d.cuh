@@ -47,8 +47,10 @@ struct Conv2DLaunchShape {
   std::size_t sharedBytes = 0;
 };
 
-/// The largest block (32x8 threads) whose input tile with its halo fits in `sharedBytesLimit`;
-/// blockX == 0 when not even the smallest does.
+/// The largest block (32x8 threads) of the shared-memory tile code whose input tile with its halo
+/// (plus a padded copy of the coefficients, for the sizes without a compile-time variant, up to
+/// 16 KiB of them) fits in `sharedBytesLimit`; blockX == 0 when not even the smallest does.
+/// (3x3 on 16-byte aligned planes runs a streaming kernel without a tile instead.)
 template <class T>
 Conv2DLaunchShape conv2DLaunchShape(int kernelWidth, int kernelHeight, std::size_t sharedBytesLimit);
 
