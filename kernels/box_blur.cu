@@ -455,7 +455,8 @@ struct FusedTypes<std::uint16_t> {
   static constexpr int kPer = 8;
 };
 
-// Rows per warp of the fused path's segments when GPULAB_BOX_FUSED_ROWS sets them (for tuning); 0: planned.
+// Rows per warp of the fused path's segments when the environment variable GPULAB_BOX_FUSED_ROWS
+// sets them (a tuning knob for benchmarks; results do not depend on it); 0: planned.
 inline int fusedForcedRows() {
   static const int rows = [] {
     const char* text = std::getenv("GPULAB_BOX_FUSED_ROWS");
@@ -465,8 +466,9 @@ inline int fusedForcedRows() {
   return rows;
 }
 
-constexpr int kFusedWarps = 4;  // warps per block; they do not interact
-constexpr int kFusedDepth = 4;  // row steps loaded ahead of the one computed
+constexpr int kFusedWarps = 4;      // warps per block; they do not interact
+constexpr int kFusedDepth = 2;      // row steps loaded ahead of the one computed
+constexpr int kFusedMinBlocks = 4;  // per SM: caps the registers at 128 a thread (16 warps an SM)
 
 constexpr int gcdInt(int a, int b) { return b == 0 ? a : gcdInt(b, a % b); }
 
@@ -706,7 +708,8 @@ __device__ __forceinline__ A warpExclusiveScan(A v) {
 }
 
 template <class T, int C>
-__global__ void __launch_bounds__(kFusedWarps * 32) boxFusedKernel(Plane<const T> in, Plane<T> out, FusedParams<T> p) {
+__global__ void __launch_bounds__(kFusedWarps * 32, kFusedMinBlocks)
+    boxFusedKernel(Plane<const T> in, Plane<T> out, FusedParams<T> p) {
   using W = FusedWarp<T, C>;
   using G = typename W::G;
   using Acc = typename W::Acc;
@@ -803,10 +806,19 @@ void validate(Plane<const T> in, Plane<T> out, int radius, bool tiled) {
         "multiple of 16 bytes (DeviceImage planes are)");
 }
 
+// Whether Auto takes the fused path: from radius 7 (where it measured faster than the ring and
+// stream paths on an H100: f32 4096^2 r=7 0.161 ms against 0.174, r=15 0.187 against 0.246;
+// 6000x4000 RGB u8 r=15 0.84 against 1.26) up to its largest radius. At radius 1 the ring path
+// measured faster (f32 0.110 against 0.117 ms, RGB u8 0.448 against 0.513), so small radii keep it.
+template <class T>
+bool fusedIsAuto(int radius) {
+  return radius >= 7 && radius <= FusedGeometry<T, 1>::kMaxRadius;
+}
+
 template <class T>
 BoxBlurPath resolvePath(BoxBlurPath path, int radius, std::size_t sharedOptin) {
   if (path != BoxBlurPath::Auto) return path;
-  if (radius <= FusedGeometry<T, 1>::kMaxRadius) return BoxBlurPath::Fused;
+  if (fusedIsAuto<T>(radius)) return BoxBlurPath::Fused;
   if (radius > Tiling<T>::kMaxRadius) return BoxBlurPath::SummedArea;
   if (Tiling<T>::sharedBytes(true, radius) <= std::min(kRingSharedLimit, sharedOptin)) return BoxBlurPath::TiledRing;
   return BoxBlurPath::TiledStream;
@@ -852,9 +864,9 @@ void launchTiled(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, Borde
   GPULAB_CHECK_LAUNCH(kRing ? "boxTiledKernel<ring>" : "boxTiledKernel<stream>");
 }
 
-// Fused path: tiles of the row as wide as the strip allows (balanced), then row segments so that
-// the warps fill the GPU about once; a segment is never much shorter than the window it reads in
-// addition.
+// Fused path: tiles of the row as wide as the strip allows (balanced), then row segments short
+// enough for about four waves of warps (at least 16 rows): measured on an H100, a warp's steps are
+// latency-bound, so many short segments beat few long ones although each re-reads 2r rows.
 template <class T, int C>
 FusedParams<T> fusedParams(int width, int height, int radius, BorderMode mode, T fill, int residentWarps) {
   using G = FusedGeometry<T, C>;
@@ -868,8 +880,8 @@ FusedParams<T> fusedParams(int width, int height, int radius, BorderMode mode, T
   int tilesX = divUp(rowElems, maxTile);
   p.tileWidth = divUp(divUp(rowElems, tilesX), G::kAlign) * G::kAlign;
   p.tilesX = divUp(rowElems, p.tileWidth);
-  const int segments = std::max(1, residentWarps / p.tilesX);
-  const int minRows = std::max(32, 4 * radius);
+  const int segments = std::max(1, 4 * residentWarps / p.tilesX);
+  const int minRows = 16;
   p.rowsPerWarp =
       std::min(height, fusedForcedRows() > 0 ? fusedForcedRows() : std::max(minRows, divUp(height, segments)));
   p.tilesY = divUp(height, p.rowsPerWarp);

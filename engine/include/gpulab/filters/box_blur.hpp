@@ -18,8 +18,8 @@
 // supported (std::invalid_argument).
 // Constant border: the value in sample units, for u8/u16 rounded and saturated to 0..255/65535.
 // GPU cost per pixel does not depend on the radius: a fused one-pass kernel (one warp per strip
-// and row segment) up to radius 96 (f32, u16) or 192 (u8), a one-pass tiled kernel up to 192 (f32),
-// 384 (u16) or 768 (u8), a summed-area table in gpu.scratch() beyond it.
+// and row segment) from radius 7 up to 96 (f32, u16) or 192 (u8), a one-pass tiled kernel below
+// and up to 192 (f32), 384 (u16) or 768 (u8), a summed-area table in gpu.scratch() beyond it.
 #pragma once
 
 #include <memory>
@@ -38,9 +38,9 @@ inline constexpr int kMaxBoxRadius = 32767;
 /// Auto: Direct unless its buffers would exceed a few hundred MiB.
 enum class BoxCpuMethod { Auto, Direct, Separable };
 
-/// The GPU kernel. Auto: the fused kernel up to its largest radius, then the ring when its window
-/// fits in shared memory, the stream up to the tiled paths' largest radius, the summed-area table
-/// beyond (a radius of 0 is a plain copy).
+/// The GPU kernel. Auto: the fused kernel from radius 7 up to its largest radius (96 f32/u16, 192
+/// u8), else the ring when its window fits in shared memory, the stream up to the tiled paths'
+/// largest radius, the summed-area table beyond (a radius of 0 is a plain copy).
 enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused };
 constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused"}; }
 

@@ -1,7 +1,7 @@
 // Box blur of planes: the mean over a (2r+1) x (2r+1) window, any radius, every border mode, with
 // a cost per pixel that does not depend on the radius. Three GPU paths:
 //
-//   Fused (one pass, radius up to boxBlurMaxFusedRadius; what Auto takes there): each warp owns a
+//   Fused (one pass, radius up to boxBlurMaxFusedRadius; Auto takes it from radius 7): each warp owns a
 //   strip of columns (its output tile plus the halo) and a segment of rows and walks down it on
 //   its own, no block barrier. Every lane keeps the vertical window sum of its 8 or 16 columns in
 //   registers (the entering row added, the leaving row read again, from L2, taken off), loads the
@@ -150,9 +150,10 @@ int boxBlurMaxTiledRadius();
 template <class T>
 int boxBlurMaxFusedRadius(int channels = 1);
 
-/// The path Auto resolves to on `device` for this radius (Fused up to boxBlurMaxFusedRadius, then
-/// TiledRing when its ring fits in shared memory, TiledStream up to boxBlurMaxTiledRadius,
-/// SummedArea beyond). Radius 0 is a plain copy.
+/// The path Auto resolves to on `device` for this radius (Fused from radius 7 up to
+/// boxBlurMaxFusedRadius, where it measured fastest; otherwise TiledRing when its ring fits in
+/// shared memory, TiledStream up to boxBlurMaxTiledRadius, SummedArea beyond). Radius 0 is a plain
+/// copy. The fused path's row segments can be forced with GPULAB_BOX_FUSED_ROWS (benchmarks).
 template <class T>
 BoxBlurPath boxBlurResolvePath(BoxBlurPath path, int radius, int device);
 
