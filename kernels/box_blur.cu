@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpulab/kernels/box_blur.cuh"
@@ -23,6 +25,8 @@ const char* toString(BoxBlurPath path) noexcept {
       return "stream";
     case BoxBlurPath::SummedArea:
       return "sat";
+    case BoxBlurPath::Fused:
+      return "fused";
   }
   return "?";
 }
@@ -42,6 +46,11 @@ struct BoxTypes<float> {
 template <>
 struct BoxTypes<std::uint8_t> {
   using Acc = int;  // exact up to radius 1450; the tiled paths stop at 768
+  using Sat = long long;
+};
+template <>
+struct BoxTypes<std::uint16_t> {
+  using Acc = long long;  // 65535 x (2r+1)^2 outgrows an int from radius 90; the tiled paths go to 384
   using Sat = long long;
 };
 
@@ -155,9 +164,35 @@ GPULAB_HD void loadShared16(const std::uint8_t* src, std::uint8_t (&v)[16]) {
 #endif
 }
 
+GPULAB_HD void loadShared16(const std::uint16_t* src, std::uint16_t (&v)[8]) {
+#if defined(__CUDA_ARCH__)
+  const uint4 q = *reinterpret_cast<const uint4*>(src);
+  const unsigned words[4] = {q.x, q.y, q.z, q.w};
+  for (int i = 0; i < 8; ++i) v[i] = static_cast<std::uint16_t>(words[i / 2] >> (16 * (i % 2)));
+#else
+  std::memcpy(v, src, 16);
+#endif
+}
+
+GPULAB_HD void storeShared16(long long* dst, const long long* v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<longlong2*>(dst) = make_longlong2(v[0], v[1]);
+#else
+  std::memcpy(dst, v, 16);
+#endif
+}
+
 GPULAB_HD void storeShared16(double* dst, const double* v) {
 #if defined(__CUDA_ARCH__)
   *reinterpret_cast<double2*>(dst) = make_double2(v[0], v[1]);
+#else
+  std::memcpy(dst, v, 16);
+#endif
+}
+
+GPULAB_HD void storeShared16(unsigned* dst, const unsigned* v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(dst) = make_uint4(v[0], v[1], v[2], v[3]);
 #else
   std::memcpy(dst, v, 16);
 #endif
@@ -182,7 +217,7 @@ GPULAB_HD void copy16Async(void* sharedDst, const void* globalSrc) {
 
 template <class T>
 GPULAB_HD T finishMean(typename BoxTypes<T>::Acc sum, typename BoxTypes<T>::Acc area, double invArea) {
-  if constexpr (sizeof(T) == 1) {
+  if constexpr (std::is_integral_v<T>) {
     return static_cast<T>((sum + area / 2) / area);  // sum >= 0; the area is odd, so no ties
   } else {
     return static_cast<T>(static_cast<double>(sum) * invArea);
@@ -384,11 +419,233 @@ GPULAB_HD void boxFromSatPixel(const SatOf<T>* sat, Plane<T> out, int x, int y, 
   const long long area = side * side;
   if (mode == BorderMode::Constant)
     sum += static_cast<Sat>(area - (side - tx.outside) * (side - ty.outside)) * static_cast<Sat>(fill);
-  if constexpr (sizeof(T) == 1)
+  if constexpr (std::is_integral_v<T>)
     out(x, y) = static_cast<T>((sum + area / 2) / area);
   else
     out(x, y) = static_cast<T>(static_cast<double>(sum) / static_cast<double>(area));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fused path, per warp (host-callable too)
+//
+// A warp owns a strip of kExtent consecutive samples of a row (its output tile plus `halo`
+// samples each side) and a segment of output rows, and walks down it. Each lane holds kPer
+// consecutive samples of the strip and, for each of them, the vertical window sum V in a register:
+// at each row step the entering row is added and the leaving row (read again, from L2) taken off.
+// Once the window is full, each step gives one output row: the lanes prefix-sum V along the strip
+// (per channel: samples of an interleaved row are C apart) through registers, warp shuffles and a
+// small per-warp shared buffer, and each output is the difference of two prefixes, 2r+1 pixels
+// apart. No block barrier; the rows of the next kFusedDepth steps are in flight while a step runs.
+
+template <class T>
+struct FusedTypes;
+template <>
+struct FusedTypes<float> {
+  using Acc = double;  // V and its prefixes: sums of floats in double, as the other paths
+  static constexpr int kPer = 8;
+};
+template <>
+struct FusedTypes<std::uint8_t> {
+  using Acc = unsigned;  // exact: every window sum is below 2^32 (arithmetic modulo 2^32 on the way)
+  static constexpr int kPer = 16;
+};
+template <>
+struct FusedTypes<std::uint16_t> {
+  using Acc = unsigned;  // 65535 x 193^2 < 2^32 at the largest fused radius (96)
+  static constexpr int kPer = 8;
+};
+
+// Rows per warp of the fused path's segments when the environment variable GPULAB_BOX_FUSED_ROWS
+// sets them (a tuning knob for benchmarks; results do not depend on it); 0: planned.
+inline int fusedForcedRows() {
+  static const int rows = [] {
+    const char* text = std::getenv("GPULAB_BOX_FUSED_ROWS");
+    const int v = text != nullptr ? std::atoi(text) : 0;
+    return v > 0 ? v : 0;
+  }();
+  return rows;
+}
+
+constexpr int kFusedWarps = 4;      // warps per block; they do not interact
+constexpr int kFusedDepth = 2;      // row steps loaded ahead of the one computed
+constexpr int kFusedMinBlocks = 4;  // per SM: caps the registers at 128 a thread (16 warps an SM)
+
+constexpr int gcdInt(int a, int b) { return b == 0 ? a : gcdInt(b, a % b); }
+
+template <class T, int C>
+struct FusedGeometry {
+  using Acc = typename FusedTypes<T>::Acc;
+  static constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // samples per 16-byte load
+  static constexpr int kPer = FusedTypes<T>::kPer;               // samples a lane holds per row
+  static constexpr int kLoads = kPer / kVec;
+  static constexpr int kExtent = 32 * kPer;                        // samples a warp holds per row, halo included
+  static constexpr int kAlign = kVec / gcdInt(kVec, C) * C;        // tile starts: whole pixels and 16 bytes
+  static constexpr int kGap = 16 / static_cast<int>(sizeof(Acc));  // padding after each lane's prefixes
+  static constexpr int kPad = (C + kGap - 1) / kGap * kGap;        // zeros before the first prefix (>= C)
+  static constexpr int kBuffer = kPad + 32 * (kPer + kGap);        // one prefix row, in Acc
+  static constexpr int kMaxRadius = 3 * kExtent / 8 / C;           // output tile at least a quarter of the strip
+  static_assert(kPad >= C && kPer % kVec == 0);
+
+  static int halo(int radius) { return divUp(radius * C, kVec) * kVec; }
+  // Where prefix k (k in [-C, kExtent)) sits in the buffer: lanes' runs kGap apart (no bank conflicts).
+  GPULAB_HD static int slot(int k) { return kPad + k + (k >= 0 ? k / kPer : 0) * kGap; }
+};
+
+template <class T>
+struct FusedParams {
+  int radius = 0;
+  int halo = 0;       ///< samples each side of a tile: radius x C rounded up to 16 bytes
+  int tileWidth = 0;  ///< output samples per warp (a multiple of FusedGeometry::kAlign)
+  int rowsPerWarp = 0;
+  int tilesX = 0;
+  int tilesY = 0;
+  int width = 0;  ///< pixels
+  int channels = 1;
+  BorderMode mode = BorderMode::Reflect101;
+  T fill{};
+  unsigned area = 0;
+  float invAreaF = 0;
+  double invArea = 0;
+};
+
+template <class T, int C>
+struct FusedWarp {
+  using G = FusedGeometry<T, C>;
+  using Acc = typename G::Acc;
+  static constexpr int kPer = G::kPer;
+  struct alignas(16) Chunk {
+    T v[kPer];
+  };
+
+  Plane<const T> in;
+  Plane<T> out;
+  const FusedParams<T>& p;
+  int rowElems, x0, xs, y0, steps;
+  bool active;
+
+  GPULAB_HD FusedWarp(Plane<const T> in_, Plane<T> out_, const FusedParams<T>& p_, int tile)
+      : in(in_), out(out_), p(p_) {
+    rowElems = in.width * C;
+    const int ty = tile / p.tilesX;
+    active = ty < p.tilesY;
+    x0 = (tile - ty * p.tilesX) * p.tileWidth;
+    xs = x0 - p.halo;
+    y0 = ty * p.rowsPerWarp;
+    const int rowsOut = in.height - y0 < p.rowsPerWarp ? in.height - y0 : p.rowsPerWarp;
+    steps = rowsOut + 2 * p.radius;
+  }
+
+  // This lane's kPer samples of input row y (any integer), border-mapped in both directions.
+  GPULAB_HD void load(Chunk& c, int y, int lane) const {
+    const int ym = borderIndex(y, in.height, p.mode);
+    if (ym < 0) {
+      for (int j = 0; j < kPer; ++j) c.v[j] = p.fill;
+      return;
+    }
+    const T* row = in.row(ym);
+    const int k0 = xs + lane * kPer;
+    if (k0 >= 0 && k0 + kPer <= rowElems) {
+#if defined(__CUDA_ARCH__)
+      const uint4* src = reinterpret_cast<const uint4*>(row + k0);
+      uint4* dst = reinterpret_cast<uint4*>(c.v);
+#pragma unroll
+      for (int i = 0; i < G::kLoads; ++i) dst[i] = __ldg(src + i);
+#else
+      std::memcpy(c.v, row + k0, sizeof(c.v));
+#endif
+      return;
+    }
+    for (int j = 0; j < kPer; ++j) {
+      const int k = k0 + j;
+      const int px = floorDivide(k, C);
+      const int pm = borderIndex(px, in.width, p.mode);
+      c.v[j] = pm < 0 ? p.fill : row[pm * C + (k - px * C)];
+    }
+  }
+
+  // Step t: the row entering the vertical window, and (t >= 2r+1) the one leaving it.
+  GPULAB_HD int enterRow(int t) const { return y0 - p.radius + t; }
+  GPULAB_HD bool leaves(int t) const { return t >= 2 * p.radius + 1; }
+  GPULAB_HD bool outputs(int t) const { return t >= 2 * p.radius; }
+
+  GPULAB_HD void fetch(int t, Chunk& enter, Chunk& leave, int lane) const {
+    if (t >= steps) return;
+    load(enter, enterRow(t), lane);
+    if (leaves(t)) load(leave, enterRow(t) - 2 * p.radius - 1, lane);
+  }
+
+  GPULAB_HD static void vertical(Acc (&v)[kPer], const Chunk& enter, const Chunk& leave, bool leaving) {
+    for (int j = 0; j < kPer; ++j) v[j] += static_cast<Acc>(enter.v[j]);
+    if (leaving)
+      for (int j = 0; j < kPer; ++j) v[j] -= static_cast<Acc>(leave.v[j]);
+  }
+
+  // The class (channel) of this lane's sample j, relative to the strip: (lane kPer + j) mod C.
+  GPULAB_HD static int firstClass(int lane) { return (lane * kPer) % C; }
+
+  // Per-channel inclusive prefix of V within the lane, and the lane's total per strip class.
+  GPULAB_HD static void localPrefix(int lane, const Acc (&v)[kPer], Acc (&local)[kPer], Acc (&total)[C]) {
+    for (int j = 0; j < kPer; ++j) local[j] = j >= C ? v[j] + local[j - C] : v[j];
+    Acc rel[C];
+    for (int j = kPer - C; j < kPer; ++j) rel[j % C] = local[j];
+    const int s = firstClass(lane);
+    for (int a = 0; a < C; ++a) {
+      Acc pick = rel[0];
+      for (int m = 1; m < C; ++m)
+        if ((a - s + C) % C == m) pick = rel[m];
+      total[a] = pick;
+    }
+  }
+
+  // With excl[a] the sum of class a over the lanes before this one: the lane's prefixes, to the buffer.
+  GPULAB_HD static void writePrefix(int lane, Acc* q, const Acc (&local)[kPer], const Acc (&excl)[C]) {
+    const int s = firstClass(lane);
+    Acc rel[C];
+    for (int m = 0; m < C; ++m) {
+      Acc pick = excl[0];
+      for (int a = 1; a < C; ++a)
+        if ((s + m) % C == a) pick = excl[a];
+      rel[m] = pick;
+    }
+    alignas(16) Acc values[kPer];
+    for (int j = 0; j < kPer; ++j) values[j] = local[j] + rel[j % C];
+    Acc* dst = q + G::slot(lane * kPer);
+    constexpr int kPerStore = 16 / static_cast<int>(sizeof(Acc));
+    for (int i = 0; i < kPer / kPerStore; ++i) storeShared16(dst + i * kPerStore, values + i * kPerStore);
+  }
+
+  GPULAB_HD T finish(Acc sum) const {
+    if constexpr (std::is_same_v<T, float>) {
+      return static_cast<float>(sum * p.invArea);
+    } else {
+      // Rounded to nearest (the area is odd: no ties), through a float or double estimate of
+      // the quotient, corrected by one either way: exact, without an integer division.
+      const unsigned n = sum + p.area / 2;
+      unsigned q;
+      if constexpr (sizeof(T) == 1)
+        q = static_cast<unsigned>(static_cast<float>(n) * p.invAreaF);
+      else
+        q = static_cast<unsigned>(static_cast<double>(n) * p.invArea);
+      const int rem = static_cast<int>(n - q * p.area);
+      if (rem < 0)
+        --q;
+      else if (rem >= static_cast<int>(p.area))
+        ++q;
+      return static_cast<T>(q);
+    }
+  }
+
+  // Output row y from the prefixes in q: lanes take samples 32 apart (consecutive in the warp).
+  GPULAB_HD void output(int lane, const Acc* q, int y) const {
+    T* dst = out.row(y);
+    const int reach = p.radius * C;
+    const int end = rowElems - x0 < p.tileWidth ? rowElems - x0 : p.tileWidth;
+    for (int o = lane; o < end; o += 32) {
+      const int e = p.halo + o;
+      dst[x0 + o] = finish(q[G::slot(e + reach)] - q[G::slot(e - reach - C)]);
+    }
+  }
+};
 
 // ---------------------------------------------------------------------------------------------
 // Kernels
@@ -442,6 +699,54 @@ __global__ void __launch_bounds__(kThreads) boxTiledKernel(Plane<const T> in, Pl
     for (int j = 0; j < kRows; ++j) tile.writePrefix(tid, j, local[j], inclusive[j] - total[j]);
     __syncthreads();
     tile.output(tid, group.group, acc);
+  }
+}
+
+template <class A>
+__device__ __forceinline__ A warpExclusiveScan(A v) {
+  return warpInclusiveScan(v) - v;
+}
+
+template <class T, int C>
+__global__ void __launch_bounds__(kFusedWarps * 32, kFusedMinBlocks)
+    boxFusedKernel(Plane<const T> in, Plane<T> out, FusedParams<T> p) {
+  using W = FusedWarp<T, C>;
+  using G = typename W::G;
+  using Acc = typename W::Acc;
+  using Chunk = typename W::Chunk;
+  constexpr int kPer = W::kPer;
+  __shared__ __align__(16) Acc buffers[kFusedWarps][2][G::kBuffer];
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const W w(in, out, p, blockIdx.x * kFusedWarps + warp);
+  if (!w.active) return;  // warps never wait for each other: no block barrier below
+  for (int i = lane; i < G::kPad; i += 32) buffers[warp][0][i] = buffers[warp][1][i] = Acc(0);
+  __syncwarp();
+
+  Acc v[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) v[j] = Acc(0);
+  Chunk enter[kFusedDepth] = {}, leave[kFusedDepth] = {};
+#pragma unroll
+  for (int u = 0; u < kFusedDepth; ++u) w.fetch(u, enter[u], leave[u], lane);
+  for (int t0 = 0; t0 < w.steps; t0 += kFusedDepth) {
+#pragma unroll
+    for (int u = 0; u < kFusedDepth; ++u) {
+      const int t = t0 + u;  // warp-uniform
+      if (t >= w.steps) break;
+      const Chunk e = enter[u], l = leave[u];
+      w.fetch(t + kFusedDepth, enter[u], leave[u], lane);
+      W::vertical(v, e, l, w.leaves(t));
+      if (!w.outputs(t)) continue;
+      Acc local[kPer], total[C], excl[C];
+      W::localPrefix(lane, v, local, total);
+#pragma unroll
+      for (int a = 0; a < C; ++a) excl[a] = warpExclusiveScan(total[a]);
+      Acc* q = buffers[warp][t & 1];
+      W::writePrefix(lane, q, local, excl);
+      __syncwarp();  // the buffer written two steps ago was read before the last __syncwarp
+      w.output(lane, q, w.y0 + t - 2 * p.radius);
+    }
   }
 }
 
@@ -501,9 +806,19 @@ void validate(Plane<const T> in, Plane<T> out, int radius, bool tiled) {
         "multiple of 16 bytes (DeviceImage planes are)");
 }
 
+// Whether Auto takes the fused path: from radius 7 (where it measured faster than the ring and
+// stream paths on an H100: f32 4096^2 r=7 0.161 ms against 0.174, r=15 0.187 against 0.246;
+// 6000x4000 RGB u8 r=15 0.84 against 1.26) up to its largest radius. At radius 1 the ring path
+// measured faster (f32 0.110 against 0.117 ms, RGB u8 0.448 against 0.513), so small radii keep it.
+template <class T>
+bool fusedIsAuto(int radius) {
+  return radius >= 7 && radius <= FusedGeometry<T, 1>::kMaxRadius;
+}
+
 template <class T>
 BoxBlurPath resolvePath(BoxBlurPath path, int radius, std::size_t sharedOptin) {
   if (path != BoxBlurPath::Auto) return path;
+  if (fusedIsAuto<T>(radius)) return BoxBlurPath::Fused;
   if (radius > Tiling<T>::kMaxRadius) return BoxBlurPath::SummedArea;
   if (Tiling<T>::sharedBytes(true, radius) <= std::min(kRingSharedLimit, sharedOptin)) return BoxBlurPath::TiledRing;
   return BoxBlurPath::TiledStream;
@@ -547,6 +862,144 @@ void launchTiled(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, Borde
   const TiledParams<T> params = tiledParams<T>(shape, plan.radius, kRing, mode, fill);
   boxTiledKernel<T, kRing><<<dim3(shape.tilesX, shape.tilesY), kThreads, shape.sharedBytes, stream>>>(in, out, params);
   GPULAB_CHECK_LAUNCH(kRing ? "boxTiledKernel<ring>" : "boxTiledKernel<stream>");
+}
+
+// Fused path: tiles of the row as wide as the strip allows (balanced), then row segments short
+// enough for about four waves of warps (at least 16 rows): measured on an H100, a warp's steps are
+// latency-bound, so many short segments beat few long ones although each re-reads 2r rows.
+template <class T, int C>
+FusedParams<T> fusedParams(int width, int height, int radius, BorderMode mode, T fill, int residentWarps) {
+  using G = FusedGeometry<T, C>;
+  FusedParams<T> p;
+  p.radius = radius;
+  p.halo = G::halo(radius);
+  p.width = width;
+  p.channels = C;
+  const int rowElems = width * C;
+  const int maxTile = (G::kExtent - 2 * p.halo) / G::kAlign * G::kAlign;
+  int tilesX = divUp(rowElems, maxTile);
+  p.tileWidth = divUp(divUp(rowElems, tilesX), G::kAlign) * G::kAlign;
+  p.tilesX = divUp(rowElems, p.tileWidth);
+  const int segments = std::max(1, 4 * residentWarps / p.tilesX);
+  const int minRows = 16;
+  p.rowsPerWarp =
+      std::min(height, fusedForcedRows() > 0 ? fusedForcedRows() : std::max(minRows, divUp(height, segments)));
+  p.tilesY = divUp(height, p.rowsPerWarp);
+  p.mode = mode;
+  p.fill = fill;
+  const long long side = 2LL * radius + 1;
+  p.area = static_cast<unsigned>(side * side);
+  p.invArea = 1.0 / static_cast<double>(side * side);
+  p.invAreaF = static_cast<float>(p.invArea);
+  return p;
+}
+
+template <class T>
+int fusedMaxRadius(int channels) {
+  switch (channels) {
+    case 1:
+      return FusedGeometry<T, 1>::kMaxRadius;
+    case 2:
+      return FusedGeometry<T, 2>::kMaxRadius;
+    case 3:
+      return FusedGeometry<T, 3>::kMaxRadius;
+    default:
+      return FusedGeometry<T, 4>::kMaxRadius;
+  }
+}
+
+template <class T>
+void checkFusedRadius(int radius, int channels) {
+  if (radius > fusedMaxRadius<T>(channels))
+    throw std::invalid_argument("the fused box blur takes radii up to " + std::to_string(fusedMaxRadius<T>(channels)) +
+                                " for " + std::to_string(channels) + " interleaved channel(s), not " +
+                                std::to_string(radius) + ": use the stream or summed-area path");
+}
+
+template <class T, int C>
+int fusedResidentWarps(int device) {
+  int sms = 0, perSm = 0;
+  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, boxFusedKernel<T, C>, kFusedWarps * 32, 0));
+  return std::max(1, perSm) * sms * kFusedWarps;
+}
+
+template <class T, int C>
+void launchFusedWith(const FusedParams<T>& p, Plane<const T> in, Plane<T> out, cudaStream_t stream) {
+  const int warps = p.tilesX * p.tilesY;
+  boxFusedKernel<T, C><<<divUp(warps, kFusedWarps), kFusedWarps * 32, 0, stream>>>(in, out, p);
+  GPULAB_CHECK_LAUNCH("boxFusedKernel");
+}
+
+template <class T, int C>
+void launchFusedChannels(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T fill, int residentWarps,
+                         cudaStream_t stream) {
+  launchFusedWith<T, C>(fusedParams<T, C>(in.width, in.height, radius, mode, fill, residentWarps), in, out, stream);
+}
+
+// The fused warp code on the host, lane by lane and step by step (the shuffles as loops).
+template <class T, int C>
+void emulateFused(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T fill, int residentWarps) {
+  using W = FusedWarp<T, C>;
+  using G = typename W::G;
+  using Acc = typename W::Acc;
+  constexpr int kPer = W::kPer;
+  const FusedParams<T> p = fusedParams<T, C>(in.width, in.height, radius, mode, fill, residentWarps);
+  struct Lane {
+    Acc v[kPer];
+    Acc local[kPer];
+    Acc total[C];
+    Acc excl[C];
+  };
+  std::vector<Lane> lanes(32);
+  std::vector<Acc> buffer(G::kBuffer);
+  for (int tile = 0; tile < p.tilesX * p.tilesY; ++tile) {
+    const W w(in, out, p, tile);
+    if (!w.active) continue;
+    // Poison the buffer (a read before a write shows), but for the zeros before the first prefix.
+    std::fill(buffer.begin(), buffer.end(), static_cast<Acc>(std::is_same_v<T, float> ? 1e300 : 0xdeadbeefu));
+    std::fill(buffer.begin(), buffer.begin() + G::kPad, Acc(0));
+    for (Lane& l : lanes) std::fill(std::begin(l.v), std::end(l.v), Acc(0));
+    for (int t = 0; t < w.steps; ++t) {
+      for (int lane = 0; lane < 32; ++lane) {
+        typename W::Chunk e{}, l{};
+        w.fetch(t, e, l, lane);
+        W::vertical(lanes[lane].v, e, l, w.leaves(t));
+      }
+      if (!w.outputs(t)) continue;
+      for (int lane = 0; lane < 32; ++lane) W::localPrefix(lane, lanes[lane].v, lanes[lane].local, lanes[lane].total);
+      for (int a = 0; a < C; ++a) {
+        Acc run = 0;
+        for (Lane& l : lanes) {
+          l.excl[a] = run;
+          run += l.total[a];
+        }
+      }
+      for (int lane = 0; lane < 32; ++lane) W::writePrefix(lane, buffer.data(), lanes[lane].local, lanes[lane].excl);
+      for (int lane = 0; lane < 32; ++lane) w.output(lane, buffer.data(), w.y0 + t - 2 * p.radius);
+    }
+  }
+}
+
+template <class T>
+void dispatchChannels(int channels, auto&& f) {
+  switch (channels) {
+    case 1:
+      f(std::integral_constant<int, 1>{});
+      return;
+    case 2:
+      f(std::integral_constant<int, 2>{});
+      return;
+    case 3:
+      f(std::integral_constant<int, 3>{});
+      return;
+    case 4:
+      f(std::integral_constant<int, 4>{});
+      return;
+    default:
+      throw std::invalid_argument("the fused box blur takes 1 to 4 interleaved channels, not " +
+                                  std::to_string(channels));
+  }
 }
 
 template <class T>
@@ -686,6 +1139,16 @@ BoxBlurPlan planBoxBlur(int width, int height, int radius, BoxBlurPath path) {
     case BoxBlurPath::TiledStream:
       planTiled<T, false>(plan, plan.device);
       break;
+    case BoxBlurPath::Fused: {
+      checkFusedRadius<T>(radius, 1);
+      const FusedParams<T> p =
+          fusedParams<T, 1>(width, height, radius, BorderMode::Reflect101, T{}, fusedResidentWarps<T, 1>(plan.device));
+      plan.tileWidth = p.tileWidth;
+      plan.rowsPerBlock = p.rowsPerWarp;
+      plan.tilesX = p.tilesX;
+      plan.tilesY = p.tilesY;
+      break;
+    }
     default:
       plan.scratchBytes = boxBlurScratchBytes<T>(BoxBlurPath::SummedArea, width, height);
       break;
@@ -701,7 +1164,8 @@ void launchBoxBlur(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, Bor
     throw std::invalid_argument("the box blur plan is for " + std::to_string(plan.width) + "x" +
                                 std::to_string(plan.height) + " planes, not " + std::to_string(in.width) + "x" +
                                 std::to_string(in.height));
-  const bool tiled = plan.path == BoxBlurPath::TiledRing || plan.path == BoxBlurPath::TiledStream;
+  const bool tiled =
+      plan.path == BoxBlurPath::TiledRing || plan.path == BoxBlurPath::TiledStream || plan.path == BoxBlurPath::Fused;
   validate(in, out, plan.radius, tiled && plan.radius > 0);
   if (plan.radius == 0) {
     GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.data, out.pitch, in.data, in.pitch, in.width * sizeof(T), in.height,
@@ -715,6 +1179,15 @@ void launchBoxBlur(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, Bor
     case BoxBlurPath::TiledStream:
       launchTiled<T, false>(plan, in, out, mode, borderValue, stream);
       return;
+    case BoxBlurPath::Fused: {
+      FusedParams<T> p = fusedParams<T, 1>(in.width, in.height, plan.radius, mode, borderValue, 1);
+      p.tileWidth = plan.tileWidth;  // the plan's tiling, for its device
+      p.rowsPerWarp = plan.rowsPerBlock;
+      p.tilesX = plan.tilesX;
+      p.tilesY = plan.tilesY;
+      launchFusedWith<T, 1>(p, in, out, stream);
+      return;
+    }
     default:
       launchSummedArea<T>(plan, in, out, mode, borderValue, scratch, scratchBytes, stream);
       return;
@@ -744,10 +1217,71 @@ void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mo
     case BoxBlurPath::TiledStream:
       emulateTiled<T, false>(in, out, radius, mode, borderValue, residentBlocks);
       return;
+    case BoxBlurPath::Fused:
+      checkFusedRadius<T>(radius, 1);
+      emulateFused<T, 1>(in, out, radius, mode, borderValue, residentBlocks * kFusedWarps);
+      return;
     default:
       emulateSummedArea<T>(in, out, radius, mode, borderValue);
       return;
   }
+}
+
+template <class T>
+int boxBlurMaxFusedRadius(int channels) {
+  if (channels < 1 || channels > 4)
+    throw std::invalid_argument("the fused box blur takes 1 to 4 interleaved channels, not " +
+                                std::to_string(channels));
+  return fusedMaxRadius<T>(channels);
+}
+
+namespace {
+template <class T>
+void validateInterleaved(Plane<const T> in, Plane<T> out, int channels, int radius) {
+  checkFusedRadius<T>(radius, channels);
+  if (in.width != out.width || in.height != out.height || in.width <= 0 || in.height <= 0)
+    throw std::invalid_argument("box blur needs input and output planes of one nonempty size, got " +
+                                std::to_string(in.width) + "x" + std::to_string(in.height) + " and " +
+                                std::to_string(out.width) + "x" + std::to_string(out.height));
+  const std::size_t rowBytes = static_cast<std::size_t>(in.width) * channels * sizeof(T);
+  if (in.pitch < rowBytes || out.pitch < rowBytes)
+    throw std::invalid_argument("the interleaved box blur needs pitches of at least " + std::to_string(rowBytes) +
+                                " bytes (width x channels samples)");
+  const Plane<const T> inWide{in.data, in.width * channels, in.height, in.pitch};
+  const Plane<T> outWide{out.data, out.width * channels, out.height, out.pitch};
+  validate(inWide, outWide, radius, true);
+}
+}  // namespace
+
+template <class T>
+void launchBoxBlurInterleaved(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T borderValue,
+                              cudaStream_t stream) {
+  validateInterleaved(in, out, channels, radius);
+  if (radius == 0) {
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(out.data, out.pitch, in.data, in.pitch, in.width * channels * sizeof(T),
+                                        in.height, cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  int device = 0;
+  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
+  dispatchChannels<T>(channels, [&](auto c) {
+    constexpr int C = decltype(c)::value;
+    launchFusedChannels<T, C>(in, out, radius, mode, borderValue, fusedResidentWarps<T, C>(device), stream);
+  });
+}
+
+template <class T>
+void runBoxBlurInterleavedOnHost(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode,
+                                 T borderValue, int residentWarps) {
+  validateInterleaved(in, out, channels, radius);
+  if (radius == 0) {
+    copyPlane(in.data, in.pitch, out.data, out.pitch, in.width * channels * sizeof(T), in.height);
+    return;
+  }
+  dispatchChannels<T>(channels, [&](auto c) {
+    constexpr int C = decltype(c)::value;
+    emulateFused<T, C>(in, out, radius, mode, borderValue, residentWarps);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -763,8 +1297,12 @@ void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mo
                                  cudaStream_t);                                                                   \
   template void launchBoxBlur<T>(Plane<const T>, Plane<T>, int, BorderMode, T, BoxBlurPath, void*, std::size_t,   \
                                  cudaStream_t);                                                                   \
-  template void runBoxBlurOnHost<T>(Plane<const T>, Plane<T>, int, BorderMode, T, BoxBlurPath, int);
+  template void runBoxBlurOnHost<T>(Plane<const T>, Plane<T>, int, BorderMode, T, BoxBlurPath, int);              \
+  template int boxBlurMaxFusedRadius<T>(int);                                                                     \
+  template void launchBoxBlurInterleaved<T>(Plane<const T>, Plane<T>, int, int, BorderMode, T, cudaStream_t);     \
+  template void runBoxBlurInterleavedOnHost<T>(Plane<const T>, Plane<T>, int, int, BorderMode, T, int);
 GPULAB_INSTANTIATE(std::uint8_t)
+GPULAB_INSTANTIATE(std::uint16_t)
 GPULAB_INSTANTIATE(float)
 #undef GPULAB_INSTANTIATE
 

@@ -1,10 +1,12 @@
 // Box blur: the window-taps algebra against brute force, the naive reference on hand-worked
-// values, then every implementation against the reference over a table of sizes (1x1 to 640x480),
-// radii (0, 1, 7, the tiled paths' limit, larger than the image), border modes (constant with a
-// zero and a nonzero value) and types (u8 gray/RGB/RGBA, f32 gray/RGB): OpenCV (both methods), the
-// GPU block code run on the host (every path), and the GPU itself (every path; skipped without one).
+// values, then every implementation against the reference over a table of sizes (1x1 to 640x480,
+// prime ones wider than a fused tile), radii (0, 1, 7, the fused and tiled paths' limits, larger
+// than the image), border modes (constant with a zero and a nonzero value) and types (u8
+// gray/RGB/RGBA, u16 gray/RGBA, f32 gray/RGB): OpenCV (both methods), the GPU block and warp code
+// run on the host (every path), and the GPU itself (every path; skipped without one). The fused
+// kernel also on interleaved rows of 2, 3 and 4 channels (host and GPU).
 //
-// Tolerances: u8 exact for the GPU code and +-1 for OpenCV; f32 1e-5 relative plus 1e-5 of the
+// Tolerances: u8/u16 exact for the GPU code and +-1 for OpenCV; f32 1e-5 relative plus 1e-5 of the
 // data's range absolute (means near 0 have no meaningful relative error).
 #include <gtest/gtest.h>
 
@@ -12,6 +14,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -36,34 +40,76 @@ namespace {
 struct BoxCase : test::FilterCaseImage {
   int radius;
 
-  Border border() const { return FilterCaseImage::border(37.6, 0.75); }
+  Border border() const {
+    if (type == PixelType::U16) return {mode, nonzeroValue ? 40000.4 : 0.0};
+    return FilterCaseImage::border(37.6, 0.75);
+  }
   std::string name() const { return imageName() + "_r" + std::to_string(radius); }
   Image input() const { return FilterCaseImage::input(7919, 31); }
 };
+
+int maxTiledRadius(PixelType type) {
+  switch (type) {
+    case PixelType::U8:
+      return kernels::boxBlurMaxTiledRadius<std::uint8_t>();
+    case PixelType::U16:
+      return kernels::boxBlurMaxTiledRadius<std::uint16_t>();
+    default:
+      return kernels::boxBlurMaxTiledRadius<float>();
+  }
+}
+
+int maxFusedRadius(PixelType type, int channels = 1) {
+  switch (type) {
+    case PixelType::U8:
+      return kernels::boxBlurMaxFusedRadius<std::uint8_t>(channels);
+    case PixelType::U16:
+      return kernels::boxBlurMaxFusedRadius<std::uint16_t>(channels);
+    default:
+      return kernels::boxBlurMaxFusedRadius<float>(channels);
+  }
+}
+
+/// The constant border's value as samples of `type` hold it (integers rounded and saturated).
+template <class T>
+T fillOf(double value) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(std::clamp(std::nearbyint(value), 0.0, double(std::numeric_limits<T>::max())));
+  else
+    return static_cast<T>(value);
+}
 
 std::vector<BoxCase> boxCases() {
   struct Size {
     int w, h;
   };
-  const Size sizes[] = {{1, 1}, {2, 3}, {13, 12}, {257, 131}, {640, 480}};
+  // 521x23 and 1031x11 (primes): several fused tiles across (f32/u16 tiles hold up to 248 columns, u8 up to 496).
+  const Size sizes[] = {{1, 1}, {2, 3}, {13, 12}, {257, 131}, {521, 23}, {1031, 11}, {640, 480}};
   const BorderMode modes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
                               BorderMode::Constant};
   struct Type {
     PixelType type;
     int channels;
   };
-  const Type types[] = {
-      {PixelType::U8, 1}, {PixelType::U8, 3}, {PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
+  const Type types[] = {{PixelType::U8, 1},  {PixelType::U8, 3},  {PixelType::U8, 4}, {PixelType::U16, 1},
+                        {PixelType::U16, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
   std::vector<BoxCase> cases;
   for (const Size& s : sizes) {
     const bool large = s.w * s.h > 100000;
     for (const Type& t : types) {
+      const bool thin = s.w > 500 && s.h < 30;  // the prime sizes: one channel, to keep the table's time
+      if (thin && t.channels != 1) continue;
       std::vector<int> radii = {0, 1, 7};
-      if (!large) {
+      if (thin) {
+        radii.push_back(15);
+        radii.push_back(maxFusedRadius(t.type));  // the largest radius the fused path takes
+        radii.push_back(s.h + 2);                 // taller than the image
+      } else if (!large) {
         radii.push_back(std::max(s.w, s.h) + 3);  // the window wraps around the image more than once
-        if (s.w == 257)                           // the largest radius the tiled paths take
-          radii.push_back(t.type == PixelType::U8 ? kernels::boxBlurMaxTiledRadius<std::uint8_t>()
-                                                  : kernels::boxBlurMaxTiledRadius<float>());
+        if (s.w == 257) {                         // the largest radii the fused and tiled paths take
+          radii.push_back(maxFusedRadius(t.type));
+          radii.push_back(maxTiledRadius(t.type));
+        }
       } else if (t.channels == 1) {
         radii.push_back(std::max(s.w, s.h) + 3);
       }
@@ -86,7 +132,7 @@ const Image& referenceFor(const BoxCase& c) {
 }
 
 ::testing::AssertionResult matches(const BoxCase& c, const Image& expected, const Image& actual, bool exactU8) {
-  if (c.type == PixelType::U8) return test::imagesNear(expected, actual, exactU8 ? 0.0 : 1.0);
+  if (c.type != PixelType::F32) return test::imagesNear(expected, actual, exactU8 ? 0.0 : 1.0);
   const double range = std::max(test::maxAbsSample(c.input()), std::abs(c.border().value));
   return test::imagesNear(expected, actual, 1e-5 * range, 1e-5);
 }
@@ -94,7 +140,7 @@ const Image& referenceFor(const BoxCase& c) {
 Image emulate(const BoxCase& c, BoxBlurPath path, int residentBlocks);
 
 ::testing::AssertionResult alphaUnchanged(const Image& in, const Image& out) {
-  if (in.type() != PixelType::U8 || in.channels() != 4) return ::testing::AssertionSuccess();
+  if (in.type() == PixelType::F32 || in.channels() != 4) return ::testing::AssertionSuccess();
   return test::imagesNear(in.channel(3), out.channel(3), 0.0);
 }
 
@@ -167,7 +213,7 @@ TEST(BoxBlurLimits, LargestRadiusOnASmallImage) {
   // direct method would need gigabytes here, so Auto takes the separable one.
   for (BorderMode mode :
        {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant})
-    for (PixelType type : {PixelType::U8, PixelType::F32}) {
+    for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32}) {
       const BoxCase c{{7, 5, mode, true, type, 1}, kMaxBoxRadius};
       const Image ref = BoxBlur(c.radius, c.border()).runReference(c.input());
       EXPECT_TRUE(matches(c, ref, BoxBlur(c.radius, c.border()).runCpu(c.input()), false)) << c.name();
@@ -241,12 +287,11 @@ Image emulate(const BoxCase& c, BoxBlurPath path, int residentBlocks) {
     auto* dstBase = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(dst.data()) + 15) / 16 * 16);
     const kernels::Plane<T> inPlane{reinterpret_cast<T*>(srcBase), c.width, c.height, pitch};
     const kernels::Plane<T> outPlane{reinterpret_cast<T*>(dstBase), c.width, c.height, pitch};
-    const T fill =
-        c.type == PixelType::U8 ? T(std::clamp(std::nearbyint(c.border().value), 0.0, 255.0)) : T(c.border().value);
+    const T fill = fillOf<T>(c.border().value);
     for (int ch = 0; ch < c.channels; ++ch) {
       for (int y = 0; y < c.height; ++y)
         for (int x = 0; x < c.width; ++x) inPlane(x, y) = in.at<T>(x, y, ch);
-      if (c.type == PixelType::U8 && ch == 3) {
+      if (c.type != PixelType::F32 && ch == 3) {
         for (int y = 0; y < c.height; ++y)
           for (int x = 0; x < c.width; ++x) out.at<T>(x, y, ch) = in.at<T>(x, y, ch);
         continue;
@@ -257,16 +302,10 @@ Image emulate(const BoxCase& c, BoxBlurPath path, int residentBlocks) {
         for (int x = 0; x < c.width; ++x) out.at<T>(x, y, ch) = outPlane(x, y);
     }
   };
-  if (c.type == PixelType::U8)
-    run(std::uint8_t{});
-  else
-    run(float{});
+  visitAnySampleType(c.type, [&](auto sample) {
+    if constexpr (!std::is_same_v<decltype(sample), double>) run(sample);
+  });
   return out;
-}
-
-int maxTiledRadius(PixelType type) {
-  return type == PixelType::U8 ? kernels::boxBlurMaxTiledRadius<std::uint8_t>()
-                               : kernels::boxBlurMaxTiledRadius<float>();
 }
 }  // namespace
 
@@ -286,6 +325,7 @@ TEST_P(BoxBlurCase, OpenCvMatchesReference) {
 TEST_P(BoxBlurCase, GpuBlockCodeOnHostMatchesReference) {
   const BoxCase& c = GetParam();
   std::vector<BoxBlurPath> paths = {BoxBlurPath::SummedArea};
+  if (c.radius <= maxFusedRadius(c.type)) paths.push_back(BoxBlurPath::Fused);
   if (c.radius <= maxTiledRadius(c.type)) {
     paths.push_back(BoxBlurPath::TiledStream);
     if (c.radius <= 40) paths.push_back(BoxBlurPath::TiledRing);  // larger rings take host memory and time only
@@ -310,13 +350,16 @@ TEST_P(BoxBlurCase, GpuMatchesReference) {
   const DeviceImage d = gpu.upload(in);
   int optin = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu.device()), cudaSuccess);
-  const bool u8 = c.type == PixelType::U8;
-  for (BoxBlurPath path :
-       {BoxBlurPath::Auto, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
+  for (BoxBlurPath path : {BoxBlurPath::Auto, BoxBlurPath::Fused, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream,
+                           BoxBlurPath::SummedArea}) {
     const bool tiled = path == BoxBlurPath::TiledRing || path == BoxBlurPath::TiledStream;
     if (tiled && c.radius > maxTiledRadius(c.type)) continue;
-    const std::size_t shared = u8 ? kernels::boxBlurSharedBytes<std::uint8_t>(path, c.radius)
-                                  : kernels::boxBlurSharedBytes<float>(path, c.radius);
+    if (path == BoxBlurPath::Fused && c.radius > maxFusedRadius(c.type)) continue;
+    std::size_t shared = 0;
+    visitAnySampleType(c.type, [&](auto sample) {
+      using T = decltype(sample);
+      if constexpr (!std::is_same_v<T, double>) shared = kernels::boxBlurSharedBytes<T>(path, c.radius);
+    });
     if (shared > static_cast<std::size_t>(optin)) continue;
     BoxBlur blur(c.radius, c.border());
     blur.setGpuPath(static_cast<BoxGpuPath>(path));
@@ -342,7 +385,8 @@ TEST(BoxBlurGpu, LargeImageEveryTiledPathAgainstReference) {
   const Image ref = BoxBlur(c.radius, c.border()).runReference(in);
   GpuContext gpu;
   const DeviceImage d = gpu.upload(in);
-  for (BoxBlurPath path : {BoxBlurPath::TiledRing, BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
+  for (BoxBlurPath path :
+       {BoxBlurPath::Fused, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
     BoxBlur blur(c.radius, c.border());
     blur.setGpuPath(static_cast<BoxGpuPath>(path));
     DeviceImage out;
@@ -390,4 +434,142 @@ TEST(BoxBlurCpu, InterleavedPassEqualsPlaneByPlane) {
           for (int c = 0; c < channels; ++c) EXPECT_EQ(whole.channel(c), blur.runCpu(in.channel(c))) << "r " << radius;
         }
       }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fused kernel on interleaved rows (sample (x, c) at row[x * C + c]), every channel filtered:
+// each channel must equal the reference of that channel alone. On the host (the warp code lane by
+// lane) and on the GPU.
+
+namespace {
+
+struct InterleavedCase {
+  int width, height, channels, radius;
+  BorderMode mode;
+  PixelType type;
+  std::string name() const {
+    return std::to_string(width) + "x" + std::to_string(height) + "c" + std::to_string(channels) + "_r" +
+           std::to_string(radius) + "_" + std::string(toString(mode)) + "_" + std::string(toString(type));
+  }
+  Border border() const {
+    return {mode, mode != BorderMode::Constant ? 0.0 : (type == PixelType::U16 ? 40000.4 : 37.6)};
+  }
+};
+
+std::vector<InterleavedCase> interleavedCases() {
+  std::vector<InterleavedCase> cases;
+  for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32})
+    for (int channels : {2, 3, 4})
+      for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                              BorderMode::Constant}) {
+        cases.push_back({1, 1, channels, 1, mode, type});
+        cases.push_back({13, 7, channels, 4, mode, type});
+        cases.push_back({211, 19, channels, 5, mode, type});  // several tiles across (prime width)
+        cases.push_back({97, 29, channels, maxFusedRadius(type, channels), mode, type});
+      }
+  return cases;
+}
+
+// The image's channel c blurred alone by the reference, then interleaved back.
+Image interleavedReference(const InterleavedCase& c, const Image& in) {
+  Image ref(c.width, c.height, c.channels, c.type);
+  for (int ch = 0; ch < c.channels; ++ch) {
+    const Image one = BoxBlur(c.radius, c.border()).runReference(in.channel(ch));
+    visitAnySampleType(c.type, [&](auto sample) {
+      using T = decltype(sample);
+      if constexpr (!std::is_same_v<T, double>)
+        for (int y = 0; y < c.height; ++y)
+          for (int x = 0; x < c.width; ++x) ref.at<T>(x, y, ch) = one.at<T>(x, y);
+    });
+  }
+  return ref;
+}
+
+::testing::AssertionResult interleavedMatches(const InterleavedCase& c, const Image& in, const Image& expected,
+                                              const Image& actual) {
+  if (c.type != PixelType::F32) return test::imagesNear(expected, actual, 0.0);
+  const double range = std::max(test::maxAbsSample(in), std::abs(c.border().value));
+  return test::imagesNear(expected, actual, 1e-5 * range, 1e-5);
+}
+
+// Runs `blur(inPlane, outPlane, fill)` on 16-byte aligned pitched host copies of the image.
+template <class T, class F>
+Image runPitched(const InterleavedCase& c, const Image& in, F&& blur) {
+  const std::size_t rowBytes = in.rowBytes();
+  const std::size_t pitch = (rowBytes + 63) / 64 * 64;
+  std::vector<unsigned char> src(pitch * c.height + 64), dst(pitch * c.height + 64, 0xab);
+  auto* srcBase = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(src.data()) + 15) / 16 * 16);
+  auto* dstBase = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(dst.data()) + 15) / 16 * 16);
+  for (int y = 0; y < c.height; ++y) std::memcpy(srcBase + y * pitch, in.row<T>(y), rowBytes);
+  blur(kernels::Plane<const T>{reinterpret_cast<const T*>(srcBase), c.width, c.height, pitch},
+       kernels::Plane<T>{reinterpret_cast<T*>(dstBase), c.width, c.height, pitch}, fillOf<T>(c.border().value), pitch);
+  Image out(c.width, c.height, c.channels, c.type);
+  for (int y = 0; y < c.height; ++y) std::memcpy(out.row<T>(y), dstBase + y * pitch, rowBytes);
+  return out;
+}
+
+}  // namespace
+
+class BoxBlurInterleaved : public ::testing::TestWithParam<InterleavedCase> {};
+
+TEST_P(BoxBlurInterleaved, HostWarpCodeMatchesEachChannelsReference) {
+  const InterleavedCase& c = GetParam();
+  const Image in = test::filterTestImage(c.width, c.height, c.channels, c.type, 101u * c.width + c.channels);
+  const Image ref = interleavedReference(c, in);
+  visitAnySampleType(c.type, [&](auto sample) {
+    using T = decltype(sample);
+    if constexpr (!std::is_same_v<T, double>)
+      for (int resident : {2112, 7}) {  // one long segment per tile; many short ones
+        const Image got = runPitched<T>(c, in, [&](auto src, auto dst, T fill, std::size_t) {
+          kernels::runBoxBlurInterleavedOnHost<T>(src, dst, c.channels, c.radius, toKernel(c.mode), fill, resident);
+        });
+        EXPECT_TRUE(interleavedMatches(c, in, ref, got)) << resident << " resident warps";
+      }
+  });
+}
+
+TEST_P(BoxBlurInterleaved, GpuMatchesEachChannelsReference) {
+  GPULAB_REQUIRE_GPU();
+  const InterleavedCase& c = GetParam();
+  const Image in = test::filterTestImage(c.width, c.height, c.channels, c.type, 101u * c.width + c.channels);
+  const Image ref = interleavedReference(c, in);
+  GpuContext gpu;
+  visitAnySampleType(c.type, [&](auto sample) {
+    using T = decltype(sample);
+    if constexpr (!std::is_same_v<T, double>) {
+      const Image got = runPitched<T>(c, in, [&](auto src, auto dst, T fill, std::size_t pitch) {
+        const std::size_t bytes = pitch * c.height;
+        void* dIn = nullptr;
+        void* dOut = nullptr;
+        ASSERT_EQ(cudaMalloc(&dIn, bytes), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&dOut, bytes), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(dIn, src.data, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+        ASSERT_EQ(cudaMemset(dOut, 0xab, bytes), cudaSuccess);
+        kernels::launchBoxBlurInterleaved<T>({static_cast<const T*>(dIn), c.width, c.height, pitch},
+                                             {static_cast<T*>(dOut), c.width, c.height, pitch}, c.channels, c.radius,
+                                             toKernel(c.mode), fill, gpu.stream());
+        ASSERT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(dst.data, dOut, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+        cudaFree(dIn);
+        cudaFree(dOut);
+      });
+      EXPECT_TRUE(interleavedMatches(c, in, ref, got));
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BoxBlurInterleaved, ::testing::ValuesIn(interleavedCases()),
+                         [](const ::testing::TestParamInfo<InterleavedCase>& p) { return p.param.name(); });
+
+TEST(BoxBlurInterleaved, RejectsBadChannelsAndRadius) {
+  std::vector<float> buf(64 * 4, 0.f);
+  const kernels::Plane<const float> in{buf.data(), 4, 4, 64};
+  std::vector<float> obuf(64 * 4, 0.f);
+  const kernels::Plane<float> out{obuf.data(), 4, 4, 64};
+  EXPECT_THROW(kernels::boxBlurMaxFusedRadius<float>(5), std::invalid_argument);
+  EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 3, kernels::boxBlurMaxFusedRadius<float>(3) + 1,
+                                                           kernels::BorderMode::Wrap, 0.f, 8),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 5, 1, kernels::BorderMode::Wrap, 0.f, 8),
+               std::invalid_argument);
 }

@@ -73,7 +73,8 @@ ParamPresentation presentationOf(const gpulab::OperationInfo& operation, const g
     p.choiceLabels = {{"auto", QObject::tr("auto (the fastest that fits)")},
                       {"ring", QObject::tr("ring (shared-memory window)")},
                       {"stream", QObject::tr("stream (running sums)")},
-                      {"sat", QObject::tr("summed-area table")}};
+                      {"sat", QObject::tr("summed-area table")},
+                      {"fused", QObject::tr("fused (one warp per strip, sums in registers)")}};
   } else if (op == "sobel" && name == "component") {
     p.choiceLabels = {{"mag", QObject::tr("Magnitude")},
                       {"x", QObject::tr("x gradient (dx)")},

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpulab/filters/registry.hpp"
@@ -23,19 +25,42 @@ namespace {
 using kernels::BoxBlurPath;
 
 static_assert(static_cast<int>(BoxGpuPath::SummedArea) == static_cast<int>(BoxBlurPath::SummedArea));
+static_assert(static_cast<int>(BoxGpuPath::Fused) == static_cast<int>(BoxBlurPath::Fused));
 BoxBlurPath toKernel(BoxGpuPath path) { return static_cast<BoxBlurPath>(path); }
 using namespace cv_interop;
 
 void checkType(const ImageShape& in) {
-  if (in.type == PixelType::F64 || in.type == PixelType::U16)
-    throw std::invalid_argument(std::string("box blur takes u8 and f32 images, not ") +
-                                (in.type == PixelType::U16 ? "u16" : "f64") + ": convert the image to f32 first");
+  if (in.type == PixelType::F64)
+    throw std::invalid_argument("box blur takes u8, u16 and f32 images, not f64: convert the image to f32 first");
   validateImageShape(in.width, in.height, in.channels);
 }
 
-bool alphaPassesThrough(PixelType type, int channels) { return type == PixelType::U8 && channels == 4; }
+bool alphaPassesThrough(PixelType type, int channels) {
+  return (type == PixelType::U8 || type == PixelType::U16) && channels == 4;
+}
 
-std::uint8_t borderU8(double value) { return static_cast<std::uint8_t>(std::clamp(std::nearbyint(value), 0.0, 255.0)); }
+/// The constant border's value in samples of T: integers rounded to nearest and saturated.
+template <class T>
+T borderFill(double value) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(std::clamp(std::nearbyint(value), 0.0, static_cast<double>(std::numeric_limits<T>::max())));
+  else
+    return static_cast<T>(value);
+}
+
+std::uint8_t borderU8(double value) { return borderFill<std::uint8_t>(value); }
+
+/// The constant border's value as the samples of `type` hold it, in double.
+double borderFillOf(PixelType type, double value) {
+  switch (type) {
+    case PixelType::U8:
+      return borderFill<std::uint8_t>(value);
+    case PixelType::U16:
+      return borderFill<std::uint16_t>(value);
+    default:
+      return borderFill<float>(value);
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Naive reference: separable sums in double, every sample through borderIndex.
@@ -43,7 +68,7 @@ std::uint8_t borderU8(double value) { return static_cast<std::uint8_t>(std::clam
 template <class T>
 void referencePlane(const Image& in, Image& out, int c, int radius, const Border& border) {
   const int width = in.width(), height = in.height();
-  const double fill = sizeof(T) == 1 ? borderU8(border.value) : static_cast<double>(static_cast<float>(border.value));
+  const double fill = static_cast<double>(borderFill<T>(border.value));
   const double side = 2.0 * radius + 1.0;
   std::vector<double> rowSums(static_cast<std::size_t>(width) * height);
   for (int y = 0; y < height; ++y)
@@ -63,7 +88,7 @@ void referencePlane(const Image& in, Image& out, int c, int radius, const Border
         sum += yj < 0 ? side * fill : rowSums[static_cast<std::size_t>(yj) * width + x];
       }
       const double mean = sum / (side * side);
-      if constexpr (sizeof(T) == 1)
+      if constexpr (std::is_integral_v<T>)
         out.at<T>(x, y, c) = static_cast<T>(std::floor(mean + 0.5));  // never a tie: the area is odd
       else
         out.at<T>(x, y, c) = static_cast<T>(mean);
@@ -156,7 +181,8 @@ void blurPlane(const cv::Mat& src, cv::Mat& dst, int r, const Border& border, Bo
                const CpuControl& control, double base, double span) {
   const bool separable = method == BoxCpuMethod::Separable ||
                          (method == BoxCpuMethod::Auto && !directFits(src.cols, src.rows, r, border.mode));
-  const double fill = src.depth() == CV_8U ? borderU8(border.value) : static_cast<float>(border.value);
+  const double fill = borderFillOf(
+      src.depth() == CV_8U ? PixelType::U8 : (src.depth() == CV_16U ? PixelType::U16 : PixelType::F32), border.value);
   if (border.mode == BorderMode::Constant && fill != 0.0) {
     // OpenCV's filters pad with zeros only. The mean is linear and the weights sum to one, so
     // blur(x) with fill v equals blur(x - v) with fill 0, plus v.
@@ -175,12 +201,12 @@ void blurPlane(const cv::Mat& src, cv::Mat& dst, int r, const Border& border, Bo
     blurDirect(src, dst, r, border.mode);
 }
 
-/// visitPixelType for the types box blur takes (u8, f32); f64 throws.
+/// visitAnySampleType for the types box blur takes (u8, u16, f32); f64 throws.
 template <class F>
 void visitType(PixelType type, F&& f) {
   if (type == PixelType::F64)
-    throw std::invalid_argument("box blur takes u8 and f32 images, not f64: convert the image to f32 first");
-  visitPixelType(type, [&](auto sample) {
+    throw std::invalid_argument("box blur takes u8, u16 and f32 images, not f64: convert the image to f32 first");
+  visitAnySampleType(type, [&](auto sample) {
     if constexpr (!std::is_same_v<decltype(sample), double>) f(sample);
   });
 }
@@ -221,7 +247,7 @@ OperationInfo boxBlurInfo() {
   info.summary = "the mean over a (2r+1) x (2r+1) window";
   const ParamInfo radius = ParamInfo::integer("radius", "window (2R+1) x (2R+1), R >= 0", 0, kMaxBoxRadius);
   const ParamInfo path =
-      ParamInfo::choice("path", "GPU kernel: auto (default) | ring | stream | sat (summed-area table)",
+      ParamInfo::choice("path", "GPU kernel: auto (default) | ring | stream | sat (summed-area table) | fused",
                         enumNameList<BoxGpuPath>(), "auto");
   info.params = {radius};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
@@ -267,7 +293,7 @@ void BoxBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
       plan_->type = shape.type;
     }
     if (plan.scratchBytes > 0) gpu.scratch().reserve(plan.scratchBytes);
-    const T fill = sizeof(T) == 1 ? static_cast<T>(borderU8(border_.value)) : static_cast<T>(border_.value);
+    const T fill = borderFill<T>(border_.value);
     for (int c = 0; c < shape.channels; ++c) {
       if (alpha && c == 3) {
         GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planeOf<T>(out, c).data, out.pitch(), planeOf<T>(in, c).data, in.pitch(),
@@ -291,9 +317,7 @@ Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
     // interleaved image gives what the plane-by-plane loop below gives (OpenCV filters each channel
     // with the same arithmetic) without extracting and inserting planes, a third of the memory
     // traffic of a photo.
-    const bool zeroFill =
-        border_.mode != BorderMode::Constant ||
-        (shape.type == PixelType::U8 ? borderU8(border_.value) : static_cast<float>(border_.value)) == 0;
+    const bool zeroFill = border_.mode != BorderMode::Constant || borderFillOf(shape.type, border_.value) == 0;
     if (shape.channels > 1 && filtered == shape.channels && radius_ > 0 && border_.mode != BorderMode::Wrap &&
         zeroFill && cpuMethod_ != BoxCpuMethod::Separable &&
         directFits(shape.width * shape.channels, shape.height, radius_, border_.mode)) {

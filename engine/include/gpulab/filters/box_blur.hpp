@@ -10,14 +10,16 @@
 //   gpulab::Image cpu = blur.runCpu(photo);        // OpenCV cv::blur, strips on all cores; blocking
 //   gpulab::Image ref = blur.runReference(photo);  // separable loops in double; blocking, slow
 //
-// Types: u8 with 1..4 channels -> u8, rounded to nearest (the window's area is odd, so a mean is
-// never half-way: GPU and reference agree exactly; OpenCV may differ by 1). A 4-channel u8 image
-// is RGBA: its alpha passes through unchanged. f32 with 1..4 channels -> f32, every channel
-// filtered; the GPU sums in double (within 1e-5 relative of the reference, and of the input's
-// range for means near 0). f64 is not supported (std::invalid_argument).
-// Constant border: the value in sample units, for u8 rounded and saturated to 0..255.
-// GPU cost per pixel does not depend on the radius: a one-pass tiled kernel up to
-// 192 (f32) or 768 (u8), a summed-area table in gpu.scratch() beyond it.
+// Types: u8 and u16 with 1..4 channels -> the same type, rounded to nearest from exact integer
+// sums (the window's area is odd, so a mean is never half-way: GPU and reference agree exactly;
+// OpenCV may differ by 1). A 4-channel u8 or u16 image is RGBA: its alpha passes through
+// unchanged. f32 with 1..4 channels -> f32, every channel filtered; the GPU sums in double (within
+// 1e-5 relative of the reference, and of the input's range for means near 0). f64 is not
+// supported (std::invalid_argument).
+// Constant border: the value in sample units, for u8/u16 rounded and saturated to 0..255/65535.
+// GPU cost per pixel does not depend on the radius: a fused one-pass kernel (one warp per strip
+// and row segment) from radius 7 up to 96 (f32, u16) or 192 (u8), a one-pass tiled kernel below
+// and up to 192 (f32), 384 (u16) or 768 (u8), a summed-area table in gpu.scratch() beyond it.
 #pragma once
 
 #include <memory>
@@ -36,10 +38,11 @@ inline constexpr int kMaxBoxRadius = 32767;
 /// Auto: Direct unless its buffers would exceed a few hundred MiB.
 enum class BoxCpuMethod { Auto, Direct, Separable };
 
-/// The GPU kernel. Auto: the ring when its window fits in shared memory, the stream up to the tiled
-/// paths' largest radius, the summed-area table beyond (a radius of 0 is a plain copy).
-enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea };
-constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat"}; }
+/// The GPU kernel. Auto: the fused kernel from radius 7 up to its largest radius (96 f32/u16, 192
+/// u8), else the ring when its window fits in shared memory, the stream up to the tiled paths'
+/// largest radius, the summed-area table beyond (a radius of 0 is a plain copy).
+enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused };
+constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused"}; }
 
 class BoxBlur final : public Operation {
  public:

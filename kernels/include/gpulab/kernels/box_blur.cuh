@@ -1,6 +1,13 @@
 // Box blur of planes: the mean over a (2r+1) x (2r+1) window, any radius, every border mode, with
-// a cost per pixel that does not depend on the radius. Two GPU paths:
+// a cost per pixel that does not depend on the radius. Three GPU paths:
 //
+//   Fused (one pass, radius up to boxBlurMaxFusedRadius; Auto takes it from radius 7): each warp owns a
+//   strip of columns (its output tile plus the halo) and a segment of rows and walks down it on
+//   its own, no block barrier. Every lane keeps the vertical window sum of its 8 or 16 columns in
+//   registers (the entering row added, the leaving row read again, from L2, taken off), loads the
+//   rows of the next steps ahead, and per output row the warp prefix-sums those sums along the
+//   strip (registers, shuffles, a small shared buffer per warp): each output is the difference of
+//   two prefixes. It also runs on rows of C interleaved channels (launchBoxBlurInterleaved).
 //   Tiled (one pass, radius up to boxBlurMaxTiledRadius): each block owns a tile of columns and a
 //   segment of rows and marches down it. Per input row it takes the difference between the row
 //   entering the vertical window and the row leaving it, prefix-sums that difference across the
@@ -12,7 +19,7 @@
 //   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
 //   taps of it; the border modes become integer weights on those taps (windowTaps below).
 //
-// u8 sums are exact integers (results rounded to nearest; the area is odd, so there are no ties).
+// u8 and u16 sums are exact integers (results rounded to nearest; the area is odd, so there are no ties).
 // f32 sums run in double, so results are the correctly rounded mean up to one float rounding.
 // Planes must be 16-byte aligned with a pitch that is a multiple of 16 (DeviceImage planes are).
 #pragma once
@@ -27,9 +34,9 @@
 
 namespace gpulab::kernels {
 
-enum class BoxBlurPath { Auto, TiledRing, TiledStream, SummedArea };
+enum class BoxBlurPath { Auto, TiledRing, TiledStream, SummedArea, Fused };
 
-/// "auto", "ring", "stream", "sat".
+/// "auto", "ring", "stream", "sat", "fused".
 const char* toString(BoxBlurPath path) noexcept;
 
 // ---------------------------------------------------------------------------------------------
@@ -131,14 +138,22 @@ GPULAB_HD WindowTaps windowTaps(int lo, int hi, int n, BorderMode mode) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Launchers. T is std::uint8_t or float.
+// Launchers. T is std::uint8_t, std::uint16_t or float.
 
-/// The largest radius the tiled paths take (larger ones go to SummedArea): 192 for f32, 768 for u8.
+/// The largest radius the tiled paths take (larger ones go to SummedArea): 192 for f32, 384 for
+/// u16, 768 for u8.
 template <class T>
 int boxBlurMaxTiledRadius();
 
-/// The path Auto resolves to on `device` for this radius (TiledRing when its ring fits in shared
-/// memory, TiledStream up to boxBlurMaxTiledRadius, SummedArea beyond). Radius 0 is a plain copy.
+/// The largest radius the fused path takes on rows of `channels` (1..4) interleaved channels:
+/// 96 / channels for f32 and u16, 192 / channels for u8 (rounded down).
+template <class T>
+int boxBlurMaxFusedRadius(int channels = 1);
+
+/// The path Auto resolves to on `device` for this radius (Fused from radius 7 up to
+/// boxBlurMaxFusedRadius, where it measured fastest; otherwise TiledRing when its ring fits in
+/// shared memory, TiledStream up to boxBlurMaxTiledRadius, SummedArea beyond). Radius 0 is a plain
+/// copy. The fused path's row segments can be forced with GPULAB_BOX_FUSED_ROWS (benchmarks).
 template <class T>
 BoxBlurPath boxBlurResolvePath(BoxBlurPath path, int radius, int device);
 
@@ -160,8 +175,8 @@ struct BoxBlurPlan {
   int width = 0;
   int height = 0;
   int radius = 0;
-  int tileWidth = 0;     ///< tiled paths: output columns per block
-  int rowsPerBlock = 0;  ///< tiled paths: output rows per block
+  int tileWidth = 0;     ///< tiled paths: output columns per block (Fused: per warp)
+  int rowsPerBlock = 0;  ///< tiled paths: output rows per block (Fused: per warp)
   int tilesX = 0;
   int tilesY = 0;
   std::size_t sharedBytes = 0;   ///< tiled paths: dynamic shared memory per block
@@ -187,10 +202,25 @@ void launchBoxBlur(Plane<const T> in, Plane<T> out, int radius, BorderMode mode,
 
 /// Runs the very block code of launchBoxBlur on the host, block by block, phase by phase between
 /// the barriers (warp scans done lane by lane), with the tiling the launcher would pick for a GPU
-/// holding `residentBlocks` blocks at once. Host pointers. Slow; it lets the tiling, ring, scan and
-/// border logic be tested on machines without a GPU.
+/// holding `residentBlocks` blocks at once (Fused: that many blocks of 4 warps). Host pointers. Slow; it lets the
+/// tiling, ring, scan and border logic be tested on machines without a GPU.
 template <class T>
 void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, BoxBlurPath path,
                       int residentBlocks);
+
+/// The fused path on rows of `channels` (1..4) interleaved channels: sample (x, c) of row y at
+/// in.row(y)[x * channels + c]; in.width and out.width count pixels. Every channel filtered.
+/// Planes 16-byte aligned with pitches a multiple of 16. Asynchronous on `stream`. Throws
+/// std::invalid_argument for a radius beyond boxBlurMaxFusedRadius(channels), mismatched,
+/// overlapping or misaligned planes.
+template <class T>
+void launchBoxBlurInterleaved(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T borderValue,
+                              cudaStream_t stream);
+
+/// The warp code of the fused path run on the host, lane by lane (shuffles as loops), with the
+/// tiling the launcher picks for a GPU holding `residentWarps` warps at once. Host pointers.
+template <class T>
+void runBoxBlurInterleavedOnHost(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode,
+                                 T borderValue, int residentWarps);
 
 }  // namespace gpulab::kernels
