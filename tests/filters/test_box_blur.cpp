@@ -20,6 +20,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpulab/core/device_image.hpp"
@@ -420,6 +421,53 @@ TEST(BoxBlurGpu, ReusesTheOutputAndRefusesToRunInPlace) {
 
 // The CPU baseline blurs an RGB (or f32 multi-channel) image in one pass over its interleaved
 // samples when every channel is filtered: the result must be what the plane-by-plane path gives.
+// The engine path for photos: BoxBlur::gpuLayout asks for interleaved images where the fused path
+// takes them, and runGpu filters them in one launch; the result equals the planar run (integer
+// types bit for bit) and the reference, for every border and type, on odd and prime sizes.
+TEST(BoxBlurGpu, InterleavedPhotosMatchThePlanarRunAndTheReference) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32})
+    for (int channels : {2, 3, 4})
+      for (auto [w, h, r] : {std::tuple{1, 1, 1}, std::tuple{7, 5, 2}, std::tuple{257, 131, 7}, std::tuple{521, 23, 15}})
+        for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                                BorderMode::Constant}) {
+          SCOPED_TRACE(std::string(toString(type)) + " x" + std::to_string(channels) + " " + std::to_string(w) + "x" +
+                       std::to_string(h) + " r=" + std::to_string(r) + " " + std::string(toString(mode)));
+          BoxBlur blur(r, {mode, 77.0});
+          const Image img = test::filterTestImage(w, h, channels, type, w * 3 + channels);
+          const bool alphaKept = channels == 4 && type != PixelType::F32;
+          ASSERT_EQ(blur.gpuLayout(shapeOf(img)), alphaKept ? DeviceLayout::Planar : DeviceLayout::Interleaved);
+          if (alphaKept) continue;
+          DeviceImage interleavedOut, planarOut;
+          const DeviceImage interleaved = gpu.upload(img, DeviceLayout::Interleaved);
+          blur.runGpu(gpu, interleaved, interleavedOut);
+          EXPECT_EQ(interleavedOut.layout(), DeviceLayout::Interleaved);
+          EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path fused, interleaved channels");
+          const DeviceImage planar = gpu.upload(img);
+          blur.runGpu(gpu, planar, planarOut);
+          const Image a = gpu.download(interleavedOut), b = gpu.download(planarOut);
+          if (type != PixelType::F32) {
+            EXPECT_TRUE(test::imagesNear(b, a, 0.0));
+            EXPECT_TRUE(test::imagesNear(blur.runReference(img), a, 0.0));
+          } else {
+            const double range = std::max(test::maxAbsSample(img), 77.0);
+            EXPECT_TRUE(test::imagesNear(blur.runReference(img), a, 1e-5 * range, 1e-5));
+          }
+        }
+  // Gray, radius 0, an explicit tiled path and radii beyond the fused path stay planar; an
+  // interleaved image handed to a planar configuration is refused.
+  EXPECT_EQ(BoxBlur(3).gpuLayout({64, 64, 1, PixelType::U8}), DeviceLayout::Planar);
+  EXPECT_EQ(BoxBlur(0).gpuLayout({64, 64, 3, PixelType::U8}), DeviceLayout::Planar);
+  BoxBlur ring(3);
+  ring.setGpuPath(BoxGpuPath::TiledRing);
+  EXPECT_EQ(ring.gpuLayout({64, 64, 3, PixelType::U8}), DeviceLayout::Planar);
+  EXPECT_EQ(BoxBlur(500).gpuLayout({2000, 64, 3, PixelType::F32}), DeviceLayout::Planar);
+  const DeviceImage rgb = gpu.upload(test::filterTestImage(9, 9, 3, PixelType::U8, 1), DeviceLayout::Interleaved);
+  DeviceImage out;
+  EXPECT_THROW(ring.runGpu(gpu, rgb, out), std::logic_error);
+}
+
 TEST(BoxBlurCpu, InterleavedPassEqualsPlaneByPlane) {
   for (const PixelType type : {PixelType::U8, PixelType::F32})
     for (const int channels : {2, 3, 4})

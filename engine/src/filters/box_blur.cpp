@@ -229,7 +229,19 @@ BoxBlur::BoxBlur(int radius, Border border) : radius_(radius), border_(border) {
 struct BoxBlur::GpuPlan {
   kernels::BoxBlurPlan plan;
   PixelType type = PixelType::U8;
+  bool interleavedRuns = false;  ///< the last run took an interleaved image (the fused path, one launch)
 };
+
+DeviceLayout BoxBlur::gpuLayout(const ImageShape& in) const {
+  // The fused path filters every channel of interleaved rows: photos without an alpha to keep
+  // (2 or 3 channels; 4 in f32, where alpha is filtered too), radii it takes.
+  if (in.channels < 2 || radius_ < 1 || (gpuPath_ != BoxGpuPath::Auto && gpuPath_ != BoxGpuPath::Fused) ||
+      in.type == PixelType::F64 || alphaPassesThrough(in.type, in.channels))
+    return DeviceLayout::Planar;
+  int largest = 0;
+  visitType(in.type, [&](auto sample) { largest = kernels::boxBlurMaxFusedRadius<decltype(sample)>(in.channels); });
+  return radius_ <= largest ? DeviceLayout::Interleaved : DeviceLayout::Planar;
+}
 
 BoxBlur::~BoxBlur() = default;
 BoxBlur::BoxBlur(BoxBlur&&) noexcept = default;
@@ -269,6 +281,7 @@ ParamValues BoxBlur::params() const {
 }
 
 std::string BoxBlur::methodNote(Side side) const {
+  if (side == Side::Gpu && plan_ && plan_->interleavedRuns) return "GPU path fused, interleaved channels";
   if (side != Side::Gpu || !plan_ || plan_->plan.device < 0) return {};
   return "GPU path " + std::string(toString(static_cast<BoxGpuPath>(plan_->plan.path)));
 }
@@ -281,7 +294,23 @@ ImageShape BoxBlur::outputShape(const ImageShape& in) const {
 void BoxBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   const ImageShape shape = outputShape(shapeOf(in));
   if (&in == &out) throw std::invalid_argument("box blur cannot run in place: give it a separate output image");
+  if (in.interleaved()) {
+    // A photo in its own layout: one fused launch over the interleaved rows, every channel.
+    if (gpuLayout(shape) != DeviceLayout::Interleaved)
+      throw std::logic_error("box blur takes this image planar on the GPU (Operation::gpuLayout)");
+    if (out.empty() || !out.sameShape(in))
+      out = DeviceImage(shape.width, shape.height, shape.channels, shape.type, DeviceLayout::Interleaved);
+    visitType(shape.type, [&](auto sample) {
+      using T = decltype(sample);
+      kernels::launchBoxBlurInterleaved<T>(pixelsOf<T>(in), pixelsOf<T>(out), shape.channels, radius_,
+                                           toKernel(border_.mode), borderFill<T>(border_.value), gpu.stream());
+    });
+    if (!plan_) plan_ = std::make_unique<GpuPlan>();
+    plan_->interleavedRuns = true;
+    return;
+  }
   if (out.empty() || !out.sameShape(in)) out = DeviceImage(shape.width, shape.height, shape.channels, shape.type);
+  if (plan_) plan_->interleavedRuns = false;
   const bool alpha = alphaPassesThrough(shape.type, shape.channels);
   visitType(shape.type, [&](auto sample) {
     using T = decltype(sample);

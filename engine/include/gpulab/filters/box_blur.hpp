@@ -69,6 +69,10 @@ class BoxBlur final : public Operation {
   /// "GPU path ring" on the GPU (the path the last run took); nothing on the CPU.
   std::string methodNote(Side side) const override;
   ImageShape outputShape(const ImageShape& in) const override;
+  /// Interleaved for a photo the fused path filters in its own layout (2 or 3 channels, or 4 in
+  /// f32; radius 1 up to kernels::boxBlurMaxFusedRadius; path auto or fused); planar otherwise.
+  /// runGpu takes planar images too (then the output is planar).
+  DeviceLayout gpuLayout(const ImageShape& in) const override;
   void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override;
   Image runCpu(const Image& in, const CpuControl& control = {}) const override;
   Image runReference(const Image& in) const override;
