@@ -39,9 +39,11 @@ std::string formatMs(double ms) {
 void printTimings(const Measurement& m) {
   if (m.gpu) {
     const GpuMeasurement& g = *m.gpu;
-    std::printf("gpu (%s): upload %.3f ms, compute %.3f ms, download %.3f ms (median of %d)\n", g.deviceName.c_str(),
-                g.upload ? g.upload->medianMs : 0.0, g.compute.medianMs, g.download ? g.download->medianMs : 0.0,
-                g.compute.reps);
+    // Pinned host images are copied straight; pageable ones through staging (GpuContext).
+    std::printf("gpu (%s): upload %.3f ms, compute %.3f ms, download %.3f ms (median of %d)%s%s\n",
+                g.deviceName.c_str(), g.upload ? g.upload->medianMs : 0.0, g.compute.medianMs,
+                g.download ? g.download->medianMs : 0.0, g.compute.reps, g.hostMemory.empty() ? "" : "; host memory ",
+                g.hostMemory.c_str());
   }
   if (m.cpu)
     std::printf("cpu (%s, %d threads): %.3f ms (median of %d)\n", m.cpu->implementation.c_str(), m.cpu->threads,

@@ -14,29 +14,37 @@
 // kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all cores),
 // medianK (medianK-forgetful / -radix / -histogram: that GPU selection), erodeK / dilateK / openK / closeK (a KxK
 // rectangle; -ellipse for the ellipse). --rgb8 WxH runs the image operations on a WxH RGB 8-bit image instead (a
-// photo's shape; no Mandelbrot rows). One-time work (cost model calibration, cuFFT plans, kernel spectra) is done
+// photo's shape; no Mandelbrot rows). Transfer rows, in a table of their own with GB/s against the pinned
+// host <-> device copy ceiling measured in the same run: photo-u8 / photo-u16 (a 6000x4000 RGB photo: upload,
+// box r=15 / auto-levels, download; with the image pinned, pageable, and pageable in one band, the unpipelined
+// path gpulab had before), upload-f32 (a 16384x16384 f32 upload), pinning (what page-locking 72 MB and 1 GB
+// costs). One-time work (cost model calibration, cuFFT plans, kernel spectra) is done
 // before timing and reported apart (prepare_ms in the JSON). Without a GPU the CPU rows run and the GPU columns say so.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli_support.hpp"
 #include "commands.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/core/version.hpp"
 #include "gpulab/fft/fft_conv.hpp"
 #include "gpulab/fft/fft_filter.hpp"
 #include "gpulab/filters/gaussian.hpp"
 #include "gpulab/filters/kernel_file.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/mandelbrot/mandelbrot.hpp"
+#include "gpulab/measure/ceiling.hpp"
 #include "gpulab/measure/harness.hpp"
 #include "gpulab/measure/json.hpp"
 
@@ -46,12 +54,13 @@ namespace {
 
 constexpr const char* kAllOps =
     "box3,box15,box31,sobel,conv3,conv5,conv15,conv15-auto,conv31,conv31-fft,conv31-auto,conv63,conv63-fft,"
-    "conv63-auto,conv15-sep,conv31-sep,conv31-sep-auto,fft-lowpass,mandel-seahorse,mandel-full";
+    "conv63-auto,conv15-sep,conv31-sep,conv31-sep-auto,fft-lowpass,mandel-seahorse,mandel-full,photo-u8,photo-u16,"
+    "upload-f32,pinning";
 constexpr const char* kOpForms =
     "boxK (odd K), sobel, convK, convK-fft, convK-auto, convK-sep(-direct|-fft|-auto), gaussianK(-two-pass) (odd K), "
     "fft-lowpass, mandel-seahorse, mandel-full, medianK(-select) "
     "(odd K), "
-    "erodeK / dilateK / openK / closeK (-ellipse) or a registered operation";
+    "erodeK / dilateK / openK / closeK (-ellipse), photo-u8, photo-u16, upload-f32, pinning or a registered operation";
 
 struct BenchArgs {
   int size = 4096;
@@ -69,10 +78,11 @@ struct BenchOp {
   ParamValues values;
   bool lowpass = false;
   std::optional<MandelbrotView> mandelbrot;
-  double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
-  bool exact = false;    ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
-  int gaussianSize = 0;  ///< gaussianK: a K-tap Gaussian (sigma from K); gaussianK-two-pass: its two-pass GPU path
+  double weightSum = 1;   ///< sum of |weights|: how far a result can reach per unit of input
+  bool exact = false;     ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
+  int gaussianSize = 0;   ///< gaussianK: a K-tap Gaussian (sigma from K); gaussianK-two-pass: its two-pass GPU path
   bool gaussianTwoPass = false;
+  bool transfer = false;  ///< photo-u8, photo-u16, upload-f32, pinning: the transfer table
 };
 
 FftFilterSpec lowpassSpec() {
@@ -109,6 +119,10 @@ BenchOp parseOp(const std::string& name) {
   }
   if (name == "mandel-seahorse" || name == "mandel-full") {
     op.mandelbrot = name == "mandel-seahorse" ? seahorseValleyView() : wholeSetView();
+    return op;
+  }
+  if (name == "photo-u8" || name == "photo-u16" || name == "upload-f32" || name == "pinning") {
+    op.transfer = true;
     return op;
   }
   if (name == "sobel") {
@@ -319,6 +333,180 @@ void benchMandelbrot(const BenchOp& op, GpuContext* gpu, MandelbrotRenderer& ren
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Transfers
+
+/// A width x height image of `channels` samples of `type` in `memory`, seeded noise over the type's range.
+Image randomPhoto(int width, int height, int channels, PixelType type, HostMemory memory) {
+  Image img(width, height, channels, type, memory);
+  std::mt19937 rng(20261126);
+  visitAnySampleType(type, [&](auto sample) {
+    using T = decltype(sample);
+    for (T& v : img.samples<T>()) {
+      if constexpr (std::is_floating_point_v<T>)
+        v = static_cast<T>(rng() >> 8) / static_cast<T>(1 << 24);
+      else
+        v = static_cast<T>(rng() >> (32 - 8 * sizeof(T)));
+    }
+  });
+  return img;
+}
+
+/// How a transfer row holds its host image: pinned, pageable, or pageable in a single band (the path
+/// before pipelining: the whole image memcpy'd into staging, then one copy, then one kernel).
+struct HostMode {
+  const char* label;
+  HostMemory memory;
+  bool oneBand;
+};
+constexpr HostMode kHostModes[] = {{"pinned", HostMemory::Pinned, false},
+                                   {"pageable", HostMemory::Pageable, false},
+                                   {"pageable 1 band", HostMemory::Pageable, true}};
+
+std::string percentText(const std::optional<double>& v) {
+  if (!v) return "-";
+  char text[16];
+  std::snprintf(text, sizeof text, "%.0f%%", *v);
+  return text;
+}
+
+std::string rateText(const std::optional<double>& v) {
+  if (!v) return "-";
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f", *v);
+  return text;
+}
+
+void printTransferHeader() {
+  std::printf("\n%-26s %-16s %9s %7s %6s  %-22s %9s %7s %6s %9s %7s %6s\n", "transfer", "host memory", "upload", "GB/s",
+              "% pin", "compute", "ms", "GB/s", "% copy", "download", "GB/s", "% pin");
+}
+
+/// One row: `operation` on `img` (GPU only), its upload, compute and download, each with its rate.
+void benchTransferRow(const std::string& name, const Image& img, const OperationInfo& info, const ParamValues& values,
+                      const HostMode& mode, GpuContext& gpu, const BenchArgs& a, nlohmann::json& report) {
+  std::unique_ptr<Operation> operation = info.make(values);
+  MeasureSetup setup;
+  setup.wantCpu = false;
+  setup.gpu = &gpu;
+  setup.outputMemory = mode.memory;
+  gpu.setTransferBandBytes(mode.oneBand ? std::numeric_limits<std::size_t>::max() : kDefaultTransferBandBytes);
+  MeasureResult result = measure(*operation, img, setup, MeasurePolicy::benchmark(a.reps));
+  gpu.setTransferBandBytes(kDefaultTransferBandBytes);
+  Measurement& m = result.record;
+  m.operation = name;
+  m.description += std::string(" (") + mode.label + ")";
+  for (auto& row : toJsonRows(m)) report["records"].push_back(row);
+  const std::string up = m.gpu->upload ? formatMs(m.gpu->upload->medianMs) : "-";
+  const std::string down = m.gpu->download ? formatMs(m.gpu->download->medianMs) : "-";
+  std::printf("%-26s %-16s %9s %7s %6s  %-22s %9s %7s %6s %9s %7s %6s\n", (name + " " + img.describe()).c_str(),
+              (std::string(mode.label) + (img.pinned() == (mode.memory == HostMemory::Pinned) ? "" : "?")).c_str(),
+              up.c_str(), rateText(m.uploadRate()).c_str(), percentText(m.uploadPercentOfCeiling()).c_str(),
+              operation->describe().substr(0, 22).c_str(), formatMs(m.gpu->compute.medianMs).c_str(),
+              rateText(m.gpuRate()).c_str(), percentText(m.percentOfCeiling()).c_str(), down.c_str(),
+              rateText(m.downloadRate()).c_str(), percentText(m.downloadPercentOfCeiling()).c_str());
+}
+
+/// A 16384x16384 f32 upload (1 GiB), pinned and pageable: an upload-only record (compute reps 0).
+void benchLargeUpload(const HostCopyCeiling& ceiling, GpuContext& gpu, const BenchArgs& a, nlohmann::json& report) {
+  for (const HostMode& mode : kHostModes) {
+    if (mode.oneBand) continue;
+    const Image img = randomPhoto(16384, 16384, 1, PixelType::F32, mode.memory);
+    DeviceImage d;
+    gpu.upload(img, d);  // allocates; the timed uploads reuse it
+    std::vector<double> samples;
+    for (int i = 0; i < std::max(a.reps / 4, 3); ++i) {
+      gpu.upload(img, d);
+      samples.push_back(gpu.lastUpload().totalMs());
+    }
+    Measurement m;
+    m.version = gpulabVersion();
+    m.operation = "upload-f32";
+    m.description = std::string("upload (") + mode.label + ")";
+    m.input = shapeOf(img);
+    m.output = shapeOf(img);
+    GpuMeasurement g;
+    g.device = gpu.device();
+    g.deviceName = queryDevices().devices.at(static_cast<std::size_t>(gpu.device())).name;
+    g.upload = Stats::of(samples);
+    g.hostMemory = gpu.lastUpload().hostMemory();
+    m.gpu = g;
+    m.uploadBytes = static_cast<double>(img.sizeBytes());
+    m.transferCeiling = TransferCeiling{ceiling.hostToDeviceGbps, ceiling.deviceToHostGbps, ceiling.how()};
+    for (auto& row : toJsonRows(m)) report["records"].push_back(row);
+    std::printf("%-26s %-16s %9s %7s %6s  %-22s\n", ("upload-f32 " + img.describe()).c_str(),
+                (std::string(mode.label) + (img.pinned() == (mode.memory == HostMemory::Pinned) ? "" : "?")).c_str(),
+                formatMs(g.upload->medianMs).c_str(), rateText(m.uploadRate()).c_str(),
+                percentText(m.uploadPercentOfCeiling()).c_str(), "(upload only)");
+  }
+}
+
+void benchPinning(nlohmann::json& report) {
+  for (const std::size_t bytes : {std::size_t{6000} * 4000 * 3, std::size_t{1} << 30}) {
+    const PinningCost c = measurePinningCost(bytes);
+    std::printf(
+        "pinning %s: cudaHostRegister %.2f ms + cudaHostUnregister %.2f ms (first touch of the pageable buffer "
+        "%.2f ms); cudaHostAlloc %.2f ms + cudaFreeHost %.2f ms (median of %d)\n",
+        bytesText(bytes).c_str(), c.registerMs, c.unregisterMs, c.touchMs, c.hostAllocMs, c.freeHostMs, c.reps);
+    report["pinning"].push_back({{"bytes", bytes},
+                                 {"register_ms", c.registerMs},
+                                 {"unregister_ms", c.unregisterMs},
+                                 {"touch_ms", c.touchMs},
+                                 {"host_alloc_ms", c.hostAllocMs},
+                                 {"free_host_ms", c.freeHostMs},
+                                 {"reps", c.reps}});
+  }
+}
+
+/// The transfer table: photo rows (6000x4000 RGB u8 / u16), the 16384x16384 f32 upload, pinning costs.
+void benchTransfers(const std::vector<BenchOp>& ops, GpuContext* gpu, const BenchArgs& a, nlohmann::json& report) {
+  std::vector<std::string> names;
+  for (const BenchOp& op : ops)
+    if (op.transfer) names.push_back(op.name);
+  if (names.empty()) return;
+  if (gpu == nullptr) {
+    std::printf("\n%s: skipped: no GPU (%s)\n", "transfers", queryDevices().status.c_str());
+    return;
+  }
+  const HostCopyCeiling ceiling = hostCopyCeiling();
+  report["pinned_copy_upload_gbps"] = ceiling.hostToDeviceGbps;
+  report["pinned_copy_download_gbps"] = ceiling.deviceToHostGbps;
+  report["pinned_copy_how"] = ceiling.how();
+  std::printf("\npinned copy ceiling: host -> device %.1f GB/s, device -> host %.1f GB/s (%s)\n",
+              ceiling.hostToDeviceGbps, ceiling.deviceToHostGbps, ceiling.how().c_str());
+  const std::string note = pinnedMemoryNote();
+  printTransferHeader();
+  for (const std::string& name : names) {
+    if (name == "pinning") {
+      benchPinning(report);
+      continue;
+    }
+    if (name == "upload-f32") {
+      benchLargeUpload(ceiling, *gpu, a, report);
+      continue;
+    }
+    const bool u16 = name == "photo-u16";
+    for (const HostMode& mode : kHostModes) {
+      const Image photo = randomPhoto(6000, 4000, 3, u16 ? PixelType::U16 : PixelType::U8, mode.memory);
+      if (u16) {
+        // A 16-bit photo: auto-levels and the box blur take u16 as it is (the box blur on the
+        // interleaved rows, as it does every RGB photo).
+        benchTransferRow(name, photo, findOperation("auto-levels"), {}, mode, *gpu, a, report);
+        benchTransferRow(name, photo, findOperation("box"), {{"radius", "15"}}, mode, *gpu, a, report);
+      } else {
+        benchTransferRow(name, photo, findOperation("box"), {{"radius", "15"}}, mode, *gpu, a, report);
+      }
+    }
+  }
+  if (!pinnedMemoryNote().empty() && pinnedMemoryNote() != note)
+    std::printf("note: %s (rows marked ? are not in the memory they name)\n", pinnedMemoryNote().c_str());
+  std::printf(
+      "\nupload / download: GpuContext's transfer of the host image, in %s bands; GB/s: host image bytes over "
+      "the median; %% pin: that against the pinned copy ceiling above. compute: the operation's kernels (%% copy: "
+      "against the DRAM copy ceiling). pageable 1 band: the path before pipelining (whole-image staging)\n",
+      bytesText(kDefaultTransferBandBytes).c_str());
+}
+
 void run(const BenchArgs& a) {
   if (a.size < 16 || a.size > 16384)
     throw UsageError("--size " + std::to_string(a.size) + " is not allowed: use 16 to 16384");
@@ -368,6 +556,7 @@ void run(const BenchArgs& a) {
   std::vector<std::string> mismatches;
   MandelbrotRenderer mandelbrotRenderer;
   for (BenchOp& op : ops) {
+    if (op.transfer) continue;  // their own table, below
     if (op.mandelbrot && rgb8) {
       std::printf("%-20s skipped: the Mandelbrot rows render their own 1920x1080 frames (no --rgb8)\n",
                   op.name.c_str());
@@ -424,6 +613,7 @@ void run(const BenchArgs& a) {
       "auto says what its cost model took on the GPU (and on the CPU, when that differs); the CPU runs each "
       "row's method too (direct: OpenCV filter2D; fft: cv::dft). Calibration and FFT plans are made before "
       "timing (prepare_ms in the JSON)\n");
+  benchTransfers(ops, gpu.get(), a, report);
   if (!a.json.empty()) {
     writeJson(report, a.json);
     std::printf("wrote %s\n", a.json.c_str());

@@ -122,7 +122,9 @@ void run(const FilterArgs& a) {
   } catch (const ImageIoError& e) {
     throw UsageError(e.what());
   }
-  const FilterInput input = prepareFilterInput(*op, loadImage(a.in));  // the image does not suit the filter: exit 1
+  // Decoded straight into pinned memory when it goes to the GPU (copied there without staging).
+  const FilterInput input = prepareFilterInput(
+      *op, loadImage(a.in, Image(gpuRun ? HostMemory::Pinned : HostMemory::Pageable)));  // unsuitable image: exit 1
   const Image& img = input.image;
   const ImageShape inShape{img.width(), img.height(), img.channels(), input.original};
   const ImageShape outShape = filterResultShape(*op, inShape);

@@ -144,7 +144,7 @@ TEST(CliFilter, BoxRoundTripThroughNpyMatchesTheReference) {
     const std::string timing = lineStartingWith(o.out, device + " (");
     EXPECT_NE(timing.find("(median of 2)"), std::string::npos) << describe(o);
     if (device == "gpu") {
-      for (const char* part : {"upload ", "compute ", "download "})
+      for (const char* part : {"upload ", "compute ", "download ", "; host memory pinned"})
         EXPECT_NE(timing.find(part), std::string::npos) << describe(o);
     } else {
       EXPECT_NE(timing.find("OpenCV, "), std::string::npos) << describe(o);

@@ -51,6 +51,9 @@ QString runSummaryHtml(const FilterRun& run, const SummaryOptions& options) {
     notes << (upload ? QObject::tr("End-to-end: upload %1 (once per photo) + compute + %2.")
                            .arg(formatMs(*upload), downloadText)
                      : QObject::tr("End-to-end: compute + %1 (the upload was not measured).").arg(downloadText));
+    if (!m.gpu->hostMemory.empty())
+      notes << QObject::tr("Transfers from %1 host memory (pinned: copied straight; pageable: through staging).")
+                   .arg(QString::fromStdString(m.gpu->hostMemory));
   } else if (options.noCudaDevice) {
     row(QObject::tr("GPU"), QObject::tr("no CUDA device"));
   }

@@ -157,7 +157,9 @@ gpulab::Measurement WorkerContext::uploadRecord(const gpulab::Image& image, doub
     if (d.index == g.device) g.deviceName = d.name;
   g.warmup = 1;  // the first upload allocated the buffers
   g.upload = gpulab::Stats::of({uploadMs});
+  g.hostMemory = gpu_->lastUpload().hostMemory();  // called right after the upload it records
   m.gpu = std::move(g);
+  m.uploadBytes = static_cast<double>(image.sizeBytes());
   m.cpuSkipped = "a transfer has no CPU side";
   return m;
 }

@@ -395,7 +395,10 @@ void MainWindow::open(const QString& path, bool remember, std::function<void(con
   const QString name = QFileInfo(path).fileName();
   showMessage(tr("Opening %1...").arg(name), 0);
   engine_.submit(
-      this, [file = toPath(path), path](WorkerContext& ctx) { ctx.setPhoto(gpulab::loadImage(file), path); },
+      this,
+      [file = toPath(path), path](WorkerContext& ctx) {
+        ctx.setPhoto(gpulab::loadImage(file, gpulab::Image(gpulab::HostMemory::Pinned)), path);
+      },
       [this, path, name, remember, then] {
         currentFile_ = path;
         if (remember) addRecent(path);

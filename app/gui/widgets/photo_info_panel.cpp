@@ -81,7 +81,12 @@ void PhotoInfoPanel::photoChanged() {
   host_->setText(formatBytes(p.hostBytes));
   if (p.onGpu) {
     const std::optional<double> uploadMs = p.uploadMs();
-    gpu_->setText(uploadMs ? tr("resident, %1 (upload %2)").arg(formatBytes(p.gpuBytes), formatMs(*uploadMs))
+    const QString memory =
+        p.upload && p.upload->gpu ? QString::fromStdString(p.upload->gpu->hostMemory) : QString();  // pinned/pageable
+    gpu_->setText(uploadMs ? (memory.isEmpty()
+                                  ? tr("resident, %1 (upload %2)").arg(formatBytes(p.gpuBytes), formatMs(*uploadMs))
+                                  : tr("resident, %1 (upload %2 from %3 memory)")
+                                        .arg(formatBytes(p.gpuBytes), formatMs(*uploadMs), memory))
                            : tr("resident, %1").arg(formatBytes(p.gpuBytes)));
   } else {
     gpu_->setText(p.gpuNote.isEmpty() ? tr("no (CPU only)") : tr("no: %1").arg(p.gpuNote));

@@ -91,9 +91,13 @@ std::vector<TimingBars::Bar> TimingBars::bars() const {
                    *cpu, kCpu});
   }
   const auto upload = uploadMs(m), compute = computeMs(m), download = downloadMs(m);
-  if (upload) out.push_back({tr("GPU upload"), *upload, kUpload});
+  // Transfers say how the host image was held: pinned (copied straight) or pageable (staged).
+  const QString memory = m.gpu && !m.gpu->hostMemory.empty()
+                             ? QStringLiteral(" (%1)").arg(QString::fromStdString(m.gpu->hostMemory))
+                             : QString();
+  if (upload) out.push_back({tr("GPU upload") + memory, *upload, kUpload});
   if (compute) out.push_back({tr("GPU compute"), *compute, kCompute});
-  if (download) out.push_back({tr("GPU download"), *download, kDownload});
+  if (download) out.push_back({tr("GPU download") + memory, *download, kDownload});
   const int gpuParts = int(upload.has_value()) + int(compute.has_value()) + int(download.has_value());
   if (gpuParts > 1) out.push_back({tr("GPU end to end"), *gpuTotalMs(m), kTotal});
   return out;

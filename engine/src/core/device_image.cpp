@@ -1,5 +1,6 @@
 #include "gpulab/core/device_image.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -92,13 +93,32 @@ void GpuContext::renewIfStale() {
   makeCurrent(device_);
   // The old handles died with the reset: moving new ones in frees nothing of theirs.
   stream_ = Stream();
+  copyStream_ = Stream();
   start_ = Event();
   stop_ = Event();
+  for (int s = 0; s < kSlots; ++s) {
+    copied_[s] = Event();
+    layoutDone_[s] = Event();
+  }
   hostStaging_.reset();
   deviceStaging_.reset();
   scratch_.reset();
   epoch_ = deviceEpoch();
 }
+
+namespace {
+
+/// Rows a band of `bandBytes` holds: at least 1, at most the image.
+int rowsPerBand(std::size_t bandBytes, std::size_t rowBytes, int height) {
+  const std::size_t rows = std::max<std::size_t>(bandBytes / rowBytes, 1);
+  return static_cast<int>(std::min<std::size_t>(rows, static_cast<std::size_t>(height)));
+}
+
+void streamWaits(cudaStream_t stream, const Event& event) {
+  GPULAB_CUDA_CHECK(cudaStreamWaitEvent(stream, event.get(), 0));
+}
+
+}  // namespace
 
 DeviceImage GpuContext::upload(const Image& src, DeviceLayout layout) {
   DeviceImage dst;
@@ -106,6 +126,11 @@ DeviceImage GpuContext::upload(const Image& src, DeviceLayout layout) {
   return dst;
 }
 
+// Upload, band k in slot k % 2: [copy stream] (wait until band k-2's deinterleave has read the device
+// slot) DMA host band -> device slot, record copied; [stream] wait copied, deinterleave the band into
+// the planes, record layoutDone. A pageable image first waits on the host until band k-2's DMA has
+// read the host slot, then copies its rows in (overlapping band k-1's DMA). One channel needs no
+// kernel: the DMA writes the plane rows (a pinned image in one 2-D copy).
 void GpuContext::upload(const Image& src, DeviceImage& dst, DeviceLayout layout) {
   if (src.empty()) throw std::invalid_argument("cannot upload an empty image");
   renewIfStale();
@@ -114,68 +139,162 @@ void GpuContext::upload(const Image& src, DeviceImage& dst, DeviceLayout layout)
       dst.type() != src.type() || dst.layout() != layout)
     dst = DeviceImage(src.width(), src.height(), src.channels(), src.type(), layout);
 
-  const std::size_t bytes = src.sizeBytes();
-  Stopwatch staging;
-  hostStaging_.reserve(bytes);
-  std::memcpy(hostStaging_.data(), src.data(), bytes);
-  lastUpload_.stagingMs = staging.elapsedMs();
+  TransferTime time;
+  time.pinned = src.pinned();
+  const int channels = src.channels();
+  const int height = src.height();
+  const std::size_t rowBytes = src.rowBytes();
+  std::byte* const planes = dst.planeData(0);
+  const bool direct = channels == 1 || dst.interleaved();  // the host rows as they are: no kernel
 
   start_.record(stream_);
-  if (src.channels() == 1 || dst.interleaved()) {
-    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(dst.planeData(0), dst.pitch(), hostStaging_.data(), src.rowBytes(),
-                                        src.rowBytes(), src.height(), cudaMemcpyHostToDevice, stream_));
+  if (time.pinned && direct) {
+    time.bands = 1;
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planes, dst.pitch(), src.data(), rowBytes, rowBytes, height,
+                                        cudaMemcpyHostToDevice, stream_));
   } else {
-    deviceStaging_.reserve(bytes);
-    GPULAB_CUDA_CHECK(
-        cudaMemcpyAsync(deviceStaging_.data(), hostStaging_.data(), bytes, cudaMemcpyHostToDevice, stream_));
-    visitAnySampleType(src.type(), [&](auto sample) {
-      using T = decltype(sample);
-      kernels::launchDeinterleave<T>(deviceStaging_.as<T>(), src.channels(), stackOf<T>(dst), stream_);
-    });
+    const int bandRows = rowsPerBand(bandBytes_, rowBytes, height);
+    const std::size_t slotBytes = static_cast<std::size_t>(bandRows) * rowBytes;
+    if (!time.pinned) hostStaging_.reserve(kSlots * slotBytes);
+    if (!direct) deviceStaging_.reserve(kSlots * slotBytes);
+    streamWaits(copyStream_, start_);  // after the work queued before (it may still read dst)
+    for (int y0 = 0, k = 0; y0 < height; y0 += bandRows, ++k) {
+      const int slot = k % kSlots;
+      const int rows = std::min(bandRows, height - y0);
+      const std::size_t bytes = static_cast<std::size_t>(rows) * rowBytes;
+      const std::byte* from = src.data() + static_cast<std::size_t>(y0) * rowBytes;
+      if (!time.pinned) {
+        std::byte* staged = hostStaging_.as<std::byte>() + slot * slotBytes;
+        if (k >= kSlots) copied_[slot].synchronize();  // band k-2's DMA has read the slot
+        const Stopwatch staging;
+        std::memcpy(staged, from, bytes);
+        time.stagingMs += staging.elapsedMs();
+        from = staged;
+      }
+      if (direct) {
+        GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planes + static_cast<std::size_t>(y0) * dst.pitch(), dst.pitch(), from,
+                                            rowBytes, rowBytes, rows, cudaMemcpyHostToDevice, copyStream_));
+        copied_[slot].record(copyStream_);
+      } else {
+        std::byte* band = deviceStaging_.as<std::byte>() + slot * slotBytes;
+        if (k >= kSlots) streamWaits(copyStream_, layoutDone_[slot]);
+        GPULAB_CUDA_CHECK(cudaMemcpyAsync(band, from, bytes, cudaMemcpyHostToDevice, copyStream_));
+        copied_[slot].record(copyStream_);
+        streamWaits(stream_, copied_[slot]);
+        visitAnySampleType(src.type(), [&](auto sample) {
+          using T = decltype(sample);
+          kernels::launchDeinterleaveRows<T>(reinterpret_cast<const T*>(band), channels, stackOf<T>(dst), y0, rows,
+                                             stream_);
+        });
+        layoutDone_[slot].record(stream_);
+      }
+      time.bands = k + 1;
+    }
+    // The copy stream is in order: its last event covers every band.
+    streamWaits(stream_, copied_[(time.bands - 1) % kSlots]);
   }
   stop_.record(stream_);
   stop_.synchronize();
-  lastUpload_.deviceMs = stop_.elapsedSince(start_);
+  time.deviceMs = stop_.elapsedSince(start_);
+  time.elapsedMs = time.deviceMs;
+  lastUpload_ = time;
 }
 
 Image GpuContext::download(const DeviceImage& src) {
-  Image dst;
+  Image dst(HostMemory::Pinned);
   download(src, dst);
   return dst;
 }
 
+// Download, band k in slot k % 2: [stream] (wait until band k-2's DMA has read the device slot)
+// interleave the band's plane rows into the device slot, record layoutDone; [copy stream] wait
+// layoutDone, DMA device slot -> host band (the image itself when pinned, else the host slot),
+// record copied. A pageable image: once band k is queued, the host waits for band k-1's DMA and
+// copies it out of its slot, overlapping band k's DMA.
 void GpuContext::download(const DeviceImage& src, Image& dst) {
   if (src.empty())
     throw std::invalid_argument(src.stale() ? "cannot download a device image from before the GPU was reset"
                                             : "cannot download an empty device image");
   if (dst.width() != src.width() || dst.height() != src.height() || dst.channels() != src.channels() ||
       dst.type() != src.type())
-    dst = Image(src.width(), src.height(), src.channels(), src.type());
+    dst.reshape(src.width(), src.height(), src.channels(), src.type());  // keeps dst's memory kind
 
   renewIfStale();
-  const std::size_t bytes = dst.sizeBytes();
-  hostStaging_.reserve(bytes);
-  start_.record(stream_);
-  if (src.channels() == 1 || src.interleaved()) {
-    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(hostStaging_.data(), dst.rowBytes(), src.planeData(0), src.pitch(),
-                                        dst.rowBytes(), dst.height(), cudaMemcpyDeviceToHost, stream_));
-  } else {
-    deviceStaging_.reserve(bytes);
-    visitAnySampleType(src.type(), [&](auto sample) {
-      using T = decltype(sample);
-      const kernels::Plane<const T> stack{planeOf<T>(src, 0).data, src.width(), src.height(), src.pitch()};
-      kernels::launchInterleave<T>(stack, src.channels(), deviceStaging_.as<T>(), stream_);
-    });
-    GPULAB_CUDA_CHECK(
-        cudaMemcpyAsync(hostStaging_.data(), deviceStaging_.data(), bytes, cudaMemcpyDeviceToHost, stream_));
+  TransferTime time;
+  time.pinned = dst.pinned();
+  const int channels = dst.channels();
+  const int height = dst.height();
+  const std::size_t rowBytes = dst.rowBytes();
+  const std::byte* const planes = src.planeData(0);
+  const bool direct = channels == 1 || src.interleaved();  // the device rows as they are: no kernel
+
+  start_.record(stream_);  // after the work queued before
+  if (time.pinned && direct) {
+    time.bands = 1;
+    GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(dst.data(), rowBytes, planes, src.pitch(), rowBytes, height,
+                                        cudaMemcpyDeviceToHost, stream_));
+    stop_.record(stream_);
+    stop_.synchronize();
+    time.deviceMs = stop_.elapsedSince(start_);
+    time.elapsedMs = time.deviceMs;
+    lastDownload_ = time;
+    return;
   }
+
+  const int bandRows = rowsPerBand(bandBytes_, rowBytes, height);
+  const std::size_t slotBytes = static_cast<std::size_t>(bandRows) * rowBytes;
+  const int bands = (height + bandRows - 1) / bandRows;
+  if (!time.pinned) hostStaging_.reserve(kSlots * slotBytes);
+  if (!direct) deviceStaging_.reserve(kSlots * slotBytes);
+  if (direct) streamWaits(copyStream_, start_);
+  auto bandRowsOf = [&](int k) { return std::min(bandRows, height - k * bandRows); };
+  // A pageable image: band k out of its host slot into dst (once its DMA is done).
+  auto drain = [&](int k) {
+    const int slot = k % kSlots;
+    copied_[slot].synchronize();
+    const Stopwatch staging;
+    std::memcpy(dst.data() + static_cast<std::size_t>(k) * bandRows * rowBytes,
+                hostStaging_.as<std::byte>() + slot * slotBytes, static_cast<std::size_t>(bandRowsOf(k)) * rowBytes);
+    time.stagingMs += staging.elapsedMs();
+  };
+  for (int k = 0; k < bands; ++k) {
+    const int slot = k % kSlots;
+    const int y0 = k * bandRows;
+    const int rows = bandRowsOf(k);
+    const std::size_t bytes = static_cast<std::size_t>(rows) * rowBytes;
+    std::byte* to = time.pinned ? dst.data() + static_cast<std::size_t>(y0) * rowBytes
+                                : hostStaging_.as<std::byte>() + slot * slotBytes;
+    if (direct) {
+      GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(to, rowBytes, planes + static_cast<std::size_t>(y0) * src.pitch(),
+                                          src.pitch(), rowBytes, rows, cudaMemcpyDeviceToHost, copyStream_));
+    } else {
+      std::byte* band = deviceStaging_.as<std::byte>() + slot * slotBytes;
+      if (k >= kSlots) streamWaits(stream_, copied_[slot]);
+      visitAnySampleType(src.type(), [&](auto sample) {
+        using T = decltype(sample);
+        const kernels::Plane<const T> stack{planeOf<T>(src, 0).data, src.width(), src.height(), src.pitch()};
+        kernels::launchInterleaveRows<T>(stack, channels, reinterpret_cast<T*>(band), y0, rows, stream_);
+      });
+      layoutDone_[slot].record(stream_);
+      streamWaits(copyStream_, layoutDone_[slot]);
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(to, band, bytes, cudaMemcpyDeviceToHost, copyStream_));
+    }
+    copied_[slot].record(copyStream_);
+    if (!time.pinned && k >= 1) drain(k - 1);  // overlaps band k's DMA
+  }
+  streamWaits(stream_, copied_[(bands - 1) % kSlots]);
   stop_.record(stream_);
   stop_.synchronize();
-  lastDownload_.deviceMs = stop_.elapsedSince(start_);
-
-  Stopwatch staging;
-  std::memcpy(dst.data(), hostStaging_.data(), bytes);
-  lastDownload_.stagingMs = staging.elapsedMs();
+  time.deviceMs = stop_.elapsedSince(start_);
+  time.bands = bands;
+  if (!time.pinned) {
+    const Stopwatch tail;
+    drain(bands - 1);
+    time.elapsedMs = time.deviceMs + tail.elapsedMs();
+  } else {
+    time.elapsedMs = time.deviceMs;
+  }
+  lastDownload_ = time;
 }
 
 const DeviceImage& GpuContext::inLayout(const DeviceImage& src, DeviceLayout layout, DeviceImage& converted) {

@@ -1,12 +1,131 @@
 #include "gpulab/core/image.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <mutex>
+#include <new>
 #include <stdexcept>
 #include <type_traits>
 
+#include "gpulab/core/device.hpp"
+
 namespace gpulab {
+
+// ---------------------------------------------------------------------------------------------
+// Host memory: every block of Image samples starts with a header (kHeaderBytes before the samples)
+// that says how the block was made, so any allocator frees any block.
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kHeaderBytes = 64;             // keeps the samples 64-byte aligned
+constexpr std::size_t kPageAlignedFrom = 64 * 1024;  // blocks this large are whole pages: registrable in place
+
+struct BlockHeader {
+  std::size_t blockBytes = 0;  // the whole block, header included
+  std::size_t alignment = 0;
+  std::uint64_t epoch = 0;  // the device epoch of the registration
+  bool registered = false;
+};
+static_assert(sizeof(BlockHeader) <= kHeaderBytes);
+
+BlockHeader* headerOf(const std::byte* data) noexcept {
+  return reinterpret_cast<BlockHeader*>(const_cast<std::byte*>(data) - kHeaderBytes);
+}
+
+std::mutex gNoteMutex;
+std::string gNote;
+
+void setPinnedNote(std::string note) {
+  const std::lock_guard<std::mutex> lock(gNoteMutex);
+  gNote = std::move(note);
+}
+
+/// Registers the block of `header` with CUDA; on failure it stays pageable and the note says why.
+bool registerBlock(BlockHeader* header) noexcept {
+  if (header->registered && header->epoch == deviceEpoch()) return true;
+  try {
+    if (!cudaAvailable()) {
+      setPinnedNote("no CUDA device (" + queryDevices().status + "): images stay in pageable memory");
+      return false;
+    }
+    const std::uint64_t epoch = deviceEpoch();
+    const cudaError_t status = cudaHostRegister(header, header->blockBytes, cudaHostRegisterPortable);
+    if (status != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it
+      setPinnedNote(std::string("cudaHostRegister of ") + std::to_string(header->blockBytes >> 20) + " MiB failed (" +
+                    cudaGetErrorString(status) + "): the image stays in pageable memory");
+      return false;
+    }
+    header->registered = true;
+    header->epoch = epoch;
+    return true;
+  } catch (...) {  // queryDevices' strings: out of memory at worst
+    return false;
+  }
+}
+
+}  // namespace
+
+std::string pinnedMemoryNote() {
+  const std::lock_guard<std::mutex> lock(gNoteMutex);
+  return gNote;
+}
+
+namespace detail {
+
+std::byte* HostAllocator::allocate(std::size_t n) {
+  const bool pageAligned = memory_ == HostMemory::Pinned || n + kHeaderBytes >= kPageAlignedFrom;
+  const std::size_t alignment = pageAligned ? kPage : kHeaderBytes;
+  std::size_t blockBytes = n + kHeaderBytes;
+  if (pageAligned) blockBytes = (blockBytes + kPage - 1) / kPage * kPage;  // no page shared with another block
+  auto* block = static_cast<std::byte*>(::operator new (blockBytes, std::align_val_t{alignment}));
+  auto* header = new (block) BlockHeader{blockBytes, alignment, 0, false};
+  if (memory_ == HostMemory::Pinned) registerBlock(header);
+  return block + kHeaderBytes;
+}
+
+void HostAllocator::deallocate(std::byte* p, std::size_t) noexcept {
+  if (p == nullptr) return;
+  BlockHeader* header = headerOf(p);
+  const std::size_t alignment = header->alignment;
+  // After a device reset the registration is gone with the context: nothing to undo.
+  if (header->registered && header->epoch == deviceEpoch()) cudaHostUnregister(header);
+  header->~BlockHeader();
+  ::operator delete (static_cast<void*>(header), std::align_val_t{alignment});
+}
+
+bool HostAllocator::isPinned(const std::byte* data) noexcept {
+  if (data == nullptr) return false;
+  const BlockHeader* header = headerOf(data);
+  return header->registered && header->epoch == deviceEpoch();
+}
+
+bool HostAllocator::pinInPlace(std::byte* data) noexcept {
+  if (data == nullptr) return false;
+  BlockHeader* header = headerOf(data);
+  if (header->alignment != kPage) return false;
+  return registerBlock(header);
+}
+
+}  // namespace detail
+
+bool Image::pin() {
+  if (pinned()) return true;
+  if (!data_.empty() && detail::HostAllocator::pinInPlace(data_.data())) {
+    // Keep the block; later allocations ask for pinned memory too.
+    data_ = std::vector<std::byte, detail::HostAllocator>(std::move(data_), detail::HostAllocator(HostMemory::Pinned));
+    return true;
+  }
+  std::vector<std::byte, detail::HostAllocator> fresh(detail::HostAllocator(HostMemory::Pinned));
+  if (!data_.empty()) fresh.assign(data_.begin(), data_.end());
+  data_ = std::move(fresh);
+  return data_.empty() ? memory() == HostMemory::Pinned : pinned();
+}
 
 void validateImageShape(int width, int height, int channels) {
   if (width <= 0 || height <= 0)
@@ -23,8 +142,8 @@ void validateImageShape(int width, int height, int channels) {
                                 std::to_string(kMaxChannels));
 }
 
-Image::Image(int width, int height, int channels, PixelType type)
-    : width_(width), height_(height), channels_(channels), type_(type) {
+Image::Image(int width, int height, int channels, PixelType type, HostMemory memory)
+    : width_(width), height_(height), channels_(channels), type_(type), data_(detail::HostAllocator(memory)) {
   validateImageShape(width, height, channels);
   data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type));
 }
@@ -32,7 +151,8 @@ Image::Image(int width, int height, int channels, PixelType type)
 void Image::reshape(int width, int height, int channels, PixelType type) {
   validateImageShape(width, height, channels);
   const std::size_t bytes = static_cast<std::size_t>(width) * height * channels * bytesPerSample(type);
-  if (bytes > data_.capacity()) data_ = {};  // no copy of samples about to be overwritten
+  if (bytes > data_.capacity())  // no copy of samples about to be overwritten; the memory kind stays
+    data_ = std::vector<std::byte, detail::HostAllocator>(data_.get_allocator());
   data_.resize(bytes);
   width_ = width;
   height_ = height;
@@ -68,9 +188,13 @@ void convertSamples(std::span<const Src> src, std::span<Dst> dst) {
 
 }  // namespace
 
-Image Image::convertedTo(PixelType type) const {
-  if (type == type_) return *this;
-  Image out(width_, height_, channels_, type);
+Image Image::convertedTo(PixelType type, HostMemory memory) const {
+  if (type == type_) {
+    Image same(width_, height_, channels_, type_, memory);
+    std::copy(data_.begin(), data_.end(), same.data_.begin());
+    return same;
+  }
+  Image out(width_, height_, channels_, type, memory);
   visitAnySampleType(type_, [&](auto src) {
     visitAnySampleType(type, [&](auto dst) {
       using S = decltype(src);

@@ -39,7 +39,7 @@ FilterInput prepareFilterInput(const Operation& op, Image image) {
   if (working != image.type()) {
     if (image.type() == PixelType::F64)
       input.note = "the float64 image is filtered as float32 (" + op.name() + " takes no float64)";
-    image = image.convertedTo(working);
+    image = image.convertedTo(working, image.memory());  // a pinned input is on its way to the GPU
   }
   op.outputShape(shapeOf(image));  // the operation's own sentence when it cannot take the image
   input.image = std::move(image);

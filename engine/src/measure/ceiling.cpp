@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gpulab/core/buffers.hpp"
 #include "gpulab/core/device.hpp"
@@ -102,6 +105,86 @@ CopyCeiling deviceCopyCeiling() {
   }
   measured.emplace(device, ceiling);
   return ceiling;
+}
+
+std::string HostCopyCeiling::how() const {
+  return "fastest of " + std::to_string(copies) + " pinned host <-> device copies of " + bytesText(bufferBytes) +
+         " each way";
+}
+
+HostCopyCeiling hostCopyCeiling() {
+  if (!cudaAvailable()) throw std::runtime_error("the host copy ceiling needs a CUDA device: " + queryDevices().status);
+  int device = 0;
+  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
+
+  static std::mutex mutex;
+  static std::map<int, HostCopyCeiling> measured;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = measured.find(device); it != measured.end()) return it->second;
+
+  HostCopyCeiling ceiling;
+  ceiling.device = device;
+  ceiling.bufferBytes = 64 * kMiB;  // large enough that the per-copy overhead (~10 us) is under 1%
+  ceiling.copies = 10;
+  {
+    const std::size_t bytes = ceiling.bufferBytes;
+    Stream stream;
+    PinnedBuffer host(bytes);
+    DeviceBuffer target(bytes);
+    std::memset(host.data(), 1, bytes);
+    const Stats up = timeStream(
+        stream,
+        [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(target.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream)); },
+        {kCeilingWarmup, ceiling.copies});
+    const Stats down = timeStream(
+        stream,
+        [&] { GPULAB_CUDA_CHECK(cudaMemcpyAsync(host.data(), target.data(), bytes, cudaMemcpyDeviceToHost, stream)); },
+        {kCeilingWarmup, ceiling.copies});
+    ceiling.hostToDeviceGbps = static_cast<double>(bytes) / (up.minMs * 1e6);
+    ceiling.deviceToHostGbps = static_cast<double>(bytes) / (down.minMs * 1e6);
+  }
+  measured.emplace(device, ceiling);
+  return ceiling;
+}
+
+PinningCost measurePinningCost(std::size_t bytes, int reps) {
+  if (!cudaAvailable()) throw std::runtime_error("pinning needs a CUDA device: " + queryDevices().status);
+  PinningCost cost;
+  cost.bytes = bytes;
+  cost.reps = std::max(reps, 1);
+  std::vector<double> touch, reg, unreg, alloc, freeHost;
+  for (int i = 0; i < cost.reps; ++i) {
+    void* block = ::operator new (bytes, std::align_val_t{4096});
+    Stopwatch watch;
+    std::memset(block, 0, bytes);
+    touch.push_back(watch.elapsedMs());
+    watch = Stopwatch();
+    cudaError_t status = cudaHostRegister(block, bytes, cudaHostRegisterPortable);
+    reg.push_back(watch.elapsedMs());
+    if (status != cudaSuccess) {
+      ::operator delete (block, std::align_val_t{4096});
+      GPULAB_CUDA_CHECK(status);
+    }
+    watch = Stopwatch();
+    status = cudaHostUnregister(block);
+    unreg.push_back(watch.elapsedMs());
+    ::operator delete (block, std::align_val_t{4096});
+    GPULAB_CUDA_CHECK(status);
+
+    void* pinned = nullptr;
+    watch = Stopwatch();
+    GPULAB_CUDA_CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocPortable));
+    alloc.push_back(watch.elapsedMs());
+    watch = Stopwatch();
+    GPULAB_CUDA_CHECK(cudaFreeHost(pinned));
+    freeHost.push_back(watch.elapsedMs());
+  }
+  cost.touchMs = Stats::of(touch).medianMs;
+  cost.registerMs = Stats::of(reg).medianMs;
+  cost.unregisterMs = Stats::of(unreg).medianMs;
+  cost.hostAllocMs = Stats::of(alloc).medianMs;
+  cost.freeHostMs = Stats::of(freeHost).medianMs;
+  return cost;
 }
 
 std::string bytesText(std::size_t bytes) { return formatBytes(bytes); }

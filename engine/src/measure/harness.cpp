@@ -167,12 +167,15 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     DeviceImage uploaded;
     const DeviceLayout layout = op.gpuLayout(inShape);
     const DeviceImage* in = setup.resident;
+    std::string upMemory, downMemory;
     if (in == nullptr) {
       gpu.upload(input, uploaded, layout);  // allocates; the timed uploads reuse it
       g.upload = timeTransfers(transferReps(policy), [&] {
         gpu.upload(input, uploaded, layout);
         return gpu.lastUpload().totalMs();
       });
+      upMemory = gpu.lastUpload().hostMemory();
+      m.uploadBytes = static_cast<double>(input.sizeBytes());
       in = &uploaded;
     } else {
       in = &gpu.inLayout(*in, layout, uploaded);  // a resident image in the other layout: one pass, not timed
@@ -188,15 +191,27 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     g.warmup = std::max(policy.gpuWarmup, policy.gpuSlowMs > 0 ? 1 : 0);
     g.methodUsed = op.methodUsed(Side::Gpu);
     g.methodNote = op.methodNote(Side::Gpu);
-    if (setup.download)
+    if (setup.download) {
+      // The result comes from the GPU: into pinned memory, allocated (and page-locked) before the
+      // timed downloads, as the device images are before the timed uploads.
+      result.gpuOutput = Image(out.width(), out.height(), out.channels(), out.type(), setup.outputMemory);
       g.download = timeTransfers(transferReps(policy), [&] {
         gpu.download(out, result.gpuOutput);
         return gpu.lastDownload().totalMs();
       });
+      downMemory = gpu.lastDownload().hostMemory();
+      m.downloadBytes = static_cast<double>(result.gpuOutput.sizeBytes());
+    }
+    if (upMemory.empty() || downMemory.empty() || upMemory == downMemory)
+      g.hostMemory = upMemory.empty() ? downMemory : upMemory;
+    else
+      g.hostMemory = upMemory + "/" + downMemory;
     m.gpu = std::move(g);
     if (setup.withCeiling) {
       const CopyCeiling ceiling = deviceCopyCeiling();
       m.ceiling = Ceiling{"DRAM copy", ceiling.gbps, ceiling.how()};
+      const HostCopyCeiling host = hostCopyCeiling();
+      m.transferCeiling = TransferCeiling{host.hostToDeviceGbps, host.deviceToHostGbps, host.how()};
     }
   }
 

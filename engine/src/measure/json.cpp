@@ -72,6 +72,11 @@ nlohmann::json toJsonRows(const Measurement& m) {
     const bool copyCeiling = m.ceiling && m.ceiling->name == "DRAM copy";
     r[copyCeiling ? "pct_of_copy" : "pct_of_ceiling"] = orNull(m.percentOfCeiling());
     r["max_abs_diff_vs_cpu"] = orNull(m.maxAbsDiff);
+    r["host_memory"] = m.gpu->hostMemory.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.gpu->hostMemory);
+    r["upload_gbps"] = orNull(m.uploadRate());
+    r["download_gbps"] = orNull(m.downloadRate());
+    r["pct_of_pinned_upload"] = orNull(m.uploadPercentOfCeiling());
+    r["pct_of_pinned_download"] = orNull(m.downloadPercentOfCeiling());
     rows.push_back(std::move(r));
   }
   return rows;

@@ -41,6 +41,26 @@ std::optional<double> Measurement::percentOfCeiling() const {
   return 100.0 * *rate / ceiling->value;
 }
 
+std::optional<double> Measurement::uploadRate() const {
+  return gpu && gpu->upload ? rateOf(uploadBytes, gpu->upload->medianMs) : std::nullopt;
+}
+
+std::optional<double> Measurement::downloadRate() const {
+  return gpu && gpu->download ? rateOf(downloadBytes, gpu->download->medianMs) : std::nullopt;
+}
+
+std::optional<double> Measurement::uploadPercentOfCeiling() const {
+  const std::optional<double> rate = uploadRate();
+  if (!rate || !transferCeiling || !(transferCeiling->uploadGbps > 0)) return std::nullopt;
+  return 100.0 * *rate / transferCeiling->uploadGbps;
+}
+
+std::optional<double> Measurement::downloadPercentOfCeiling() const {
+  const std::optional<double> rate = downloadRate();
+  if (!rate || !transferCeiling || !(transferCeiling->downloadGbps > 0)) return std::nullopt;
+  return 100.0 * *rate / transferCeiling->downloadGbps;
+}
+
 std::optional<double> Measurement::speedup() const {
   if (!gpu || !cpu || gpu->compute.reps == 0) return std::nullopt;
   return ratio(cpu->time.medianMs, gpu->compute.medianMs);

@@ -179,7 +179,9 @@ class Batch {
 
 Image Batch::recycled() {
   const std::lock_guard lock(poolMutex_);
-  if (pool_.empty()) return {};
+  // On the GPU, decodes and downloads land in pinned memory: the copy engines move it without staging,
+  // and the pool keeps it (its registration paid once per buffer, not per image).
+  if (pool_.empty()) return Image(gpu_ ? HostMemory::Pinned : HostMemory::Pageable);
   Image image = std::move(pool_.back());
   pool_.pop_back();
   return image;

@@ -7,9 +7,15 @@
 // once, run many operations on it, download once.
 //
 //   gpulab::GpuContext gpu;                       // the selected device, its own stream and staging buffers
-//   gpulab::DeviceImage d = gpu.upload(photo);    // blocking; timed apart (gpu.lastTransfer())
+//   gpulab::DeviceImage d = gpu.upload(photo);    // blocking; timed apart (gpu.lastUpload())
 //   ... operations enqueue kernels on gpu.stream() ...
-//   gpulab::Image out = gpu.download(d);
+//   gpulab::Image out = gpu.download(d);          // into pinned memory
+//
+// Transfers move row bands (transferBandBytes(), 4 MiB by default) through two slots, so that the
+// copy of one band overlaps the (de)interleave kernel of the band before on the context's stream.
+// A pinned host image (Image::pinned, HostMemory) is copied straight from or into its own memory;
+// a pageable one goes through two pinned staging slots, the host memcpy of one band overlapping the
+// DMA of the other.
 #pragma once
 
 #include <cstddef>
@@ -88,10 +94,25 @@ class DeviceImage {
 
 /// How long the last upload or download took, its parts apart.
 struct TransferTime {
-  double stagingMs = 0;  ///< host memcpy between the pageable image and pinned staging (steady clock)
-  double deviceMs = 0;   ///< the copy engine and the (de)interleave kernel (CUDA events on the stream)
-  double totalMs() const { return stagingMs + deviceMs; }
+  /// Host memcpy between a pageable image and the pinned staging slots, summed over the bands
+  /// (steady clock); it overlaps the device part. 0 for a pinned image.
+  double stagingMs = 0;
+  /// CUDA events on the context's stream from the transfer's start (when the stream reached it) to
+  /// its end: the DMA copies and the (de)interleave kernels, and for a pageable image the waits for
+  /// the staging memcpy between them.
+  double deviceMs = 0;
+  /// What the transfer took as a whole: deviceMs, plus for a pageable download the memcpy of its
+  /// last band out of staging (after the stream was done).
+  double elapsedMs = 0;
+  bool pinned = false;  ///< the host image was page-locked: copied straight, no staging
+  int bands = 0;        ///< row bands it moved in
+  double totalMs() const { return elapsedMs; }
+  /// "pinned" or "pageable": how the host side was moved, for summaries.
+  const char* hostMemory() const { return pinned ? "pinned" : "pageable"; }
 };
+
+/// The default band of a pipelined transfer (GpuContext::setTransferBandBytes).
+inline constexpr std::size_t kDefaultTransferBandBytes = std::size_t{4} << 20;
 
 /// One device, one stream and the reusable staging buffers (pinned host, device scratch) that
 /// uploads and downloads go through. Not thread-safe: use one per worker thread.
@@ -114,16 +135,25 @@ class GpuContext {
   void synchronize() { stream().synchronize(); }
 
   /// Copies a host image to the GPU (blocking), planar or as it is (interleaved). Reuses `dst`
-  /// when its shape and layout match.
+  /// when its shape and layout match. A pinned `src` is read by the copy engine directly; a
+  /// pageable one is staged band by band.
   DeviceImage upload(const Image& src, DeviceLayout layout = DeviceLayout::Planar);
   void upload(const Image& src, DeviceImage& dst, DeviceLayout layout = DeviceLayout::Planar);
-  /// Copies a device image back (blocking, after the work queued on stream() before it), in either layout.
+  /// Copies a device image back (blocking, after the work queued on stream() before it), in either
+  /// layout. The first form returns a pinned image (pageable where pinning is not possible:
+  /// pinnedMemoryNote()); the second reuses `dst` when its shape matches, keeping its memory kind,
+  /// and allocates a new one in `dst`'s kind otherwise.
   Image download(const DeviceImage& src);
   void download(const DeviceImage& src, Image& dst);
 
   /// `src` in `layout`: src itself when it has it, else `converted` (reused when its shape fits)
   /// after a (de)interleave pass queued on stream(). Asynchronous; not timed.
   const DeviceImage& inLayout(const DeviceImage& src, DeviceLayout layout, DeviceImage& converted);
+
+  /// Bytes of interleaved host rows per band of a transfer (at least one row a band; larger than the
+  /// image: one band, the unpipelined path). For tests and benchmarks; 4 MiB by default.
+  void setTransferBandBytes(std::size_t bytes) noexcept { bandBytes_ = bytes == 0 ? 1 : bytes; }
+  std::size_t transferBandBytes() const noexcept { return bandBytes_; }
 
   const TransferTime& lastUpload() const noexcept { return lastUpload_; }
   const TransferTime& lastDownload() const noexcept { return lastDownload_; }
@@ -138,13 +168,19 @@ class GpuContext {
   /// After a device reset: makes the stream and events anew (the buffers reallocate when next reserved).
   void renewIfStale();
 
+  static constexpr int kSlots = 2;  // bands in flight: one copied while the other is (de)interleaved
+
   int device_;
   std::uint64_t epoch_ = deviceEpoch();
   Stream stream_;
+  Stream copyStream_;  // the DMA of the bands; stream_ runs the (de)interleave kernels
   Event start_;
   Event stop_;
-  PinnedBuffer hostStaging_;
-  DeviceBuffer deviceStaging_;  // interleaved pixels on the device, before (de)interleaving
+  Event copied_[kSlots];        // a slot's DMA is done (host slot free again; device slot filled or read)
+  Event layoutDone_[kSlots];    // a slot's (de)interleave kernel is done
+  PinnedBuffer hostStaging_;    // kSlots bands of a pageable image's rows
+  DeviceBuffer deviceStaging_;  // kSlots bands of interleaved pixels on the device
+  std::size_t bandBytes_ = kDefaultTransferBandBytes;
   DeviceBuffer scratch_;
   TransferTime lastUpload_;
   TransferTime lastDownload_;

@@ -1,5 +1,5 @@
 // Host images: 8- and 16-bit photos (gray, RGB, RGBA) and float32 / float64 data, interleaved, rows
-// packed.
+// packed, in pageable or page-locked (pinned) host memory.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,62 @@ void validateImageShape(int width, int height, int channels);
 /// "640x480 RGB u8": an image's size, layout and type, for messages.
 std::string describeImage(int width, int height, int channels, PixelType type);
 
+/// Where an Image keeps its samples.
+enum class HostMemory : std::uint8_t {
+  Pageable,  ///< ordinary memory: uploads and downloads go through the context's pinned staging
+  Pinned,    ///< page-locked (cudaHostRegister): the copy engines read and write it directly, at full
+             ///< PCIe speed; for images that go to or come from the GPU
+};
+constexpr EnumText enumText(HostMemory) { return {"host memory", "pageable|pinned"}; }
+
+/// Why the last request for pinned host memory in this process got pageable memory ("no CUDA
+/// device: ...", "cudaHostRegister failed: ..."); empty while every request was met. Thread-safe.
+std::string pinnedMemoryNote();
+
+namespace detail {
+
+/// The allocator of Image's samples. Every block carries a small header that says whether it is
+/// registered with CUDA (page-locked) and in which device epoch, so any instance frees any block and
+/// all compare equal. `memory` is only what new blocks ask for: pinning that fails (no GPU, the
+/// locked-memory limit) gives a pageable block and a note (pinnedMemoryNote), never an exception.
+/// Copy construction gives a pageable allocator (a copy of a pinned Image is pageable); moves and
+/// swaps carry it along; copy assignment keeps the target's.
+class HostAllocator {
+ public:
+  using value_type = std::byte;
+  using propagate_on_container_copy_assignment = std::false_type;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  using is_always_equal = std::true_type;
+  template <class U>
+  struct rebind {  // std::vector<std::byte> rebinds to itself only
+    static_assert(std::is_same_v<U, std::byte>, "HostAllocator allocates bytes");
+    using other = HostAllocator;
+  };
+
+  HostAllocator() = default;
+  explicit HostAllocator(HostMemory memory) noexcept : memory_(memory) {}
+  HostAllocator select_on_container_copy_construction() const noexcept { return {}; }
+
+  std::byte* allocate(std::size_t n);
+  void deallocate(std::byte* p, std::size_t n) noexcept;
+  HostMemory memory() const noexcept { return memory_; }
+
+  /// Whether the block that `data` (a pointer allocate returned) starts is page-locked now
+  /// (registered in the current device epoch: a device reset drops registrations).
+  static bool isPinned(const std::byte* data) noexcept;
+  /// Registers the block in place when it is page-aligned (blocks of 64 KiB and more are) and not
+  /// registered yet; true when it is page-locked afterwards.
+  static bool pinInPlace(std::byte* data) noexcept;
+
+  friend bool operator==(const HostAllocator&, const HostAllocator&) noexcept { return true; }
+
+ private:
+  HostMemory memory_ = HostMemory::Pageable;
+};
+
+}  // namespace detail
+
 /// An axis-aligned rectangle of pixels: columns [x, x + width), rows [y, y + height).
 struct PixelRect {
   int x = 0;
@@ -114,10 +171,26 @@ struct PixelRect {
 
 /// A host image: width x height pixels of `channels` interleaved samples of one PixelType.
 /// Value type (copies deep-copy). Samples start zeroed.
+///
+/// Memory: pageable by default; HostMemory::Pinned (Image::pinned) page-locks the samples with
+/// cudaHostRegister so that GpuContext copies them straight over PCIe (about 10x the pageable path).
+/// Registration costs time (`gpulab-cli bench --ops pinning` measures it), so pin images that
+/// travel to or from the GPU, and reuse them. Without a GPU, or when pinning fails, the image
+/// is pageable and pinnedMemoryNote() says why; nothing throws for that. A device reset
+/// (recoverDevice) drops the registration: the samples stay valid and pageable.
+/// A copy (copy construction; convertedTo unless asked) is pageable; copy-assigning into an image keeps the
+/// target's memory kind (a pinned image stays pinned); moves carry the kind along.
 class Image {
  public:
   Image() = default;
-  Image(int width, int height, int channels, PixelType type);
+  /// An empty image whose samples, once it is given a shape (reshape, a decoder's reuse), live in
+  /// `memory`: loadImage(path, Image(HostMemory::Pinned)) decodes straight into pinned memory.
+  explicit Image(HostMemory memory) : data_(detail::HostAllocator(memory)) {}
+  Image(int width, int height, int channels, PixelType type, HostMemory memory = HostMemory::Pageable);
+  /// An image in page-locked memory (pageable, with a note, where pinning is not possible).
+  static Image pinned(int width, int height, int channels, PixelType type) {
+    return Image(width, height, channels, type, HostMemory::Pinned);
+  }
 
   int width() const noexcept { return width_; }
   int height() const noexcept { return height_; }
@@ -129,6 +202,16 @@ class Image {
   std::size_t sizeBytes() const noexcept { return data_.size(); }
   /// "640x480 RGB u8" style summary for messages.
   std::string describe() const;
+
+  /// The memory kind this image allocates in (what was asked for).
+  HostMemory memory() const noexcept { return data_.get_allocator().memory(); }
+  /// Whether the samples are page-locked now (false when empty, when pinning fell back, after a
+  /// device reset).
+  bool pinned() const noexcept { return !data_.empty() && detail::HostAllocator::isPinned(data_.data()); }
+  /// Moves the samples into page-locked memory (registering them in place when the block allows,
+  /// else into a new pinned block) and makes later allocations pinned. True when pinned afterwards;
+  /// false, with pinnedMemoryNote() saying why, when the memory stays pageable.
+  bool pin();
 
   std::byte* data() noexcept { return data_.data(); }
   const std::byte* data() const noexcept { return data_.data(); }
@@ -165,8 +248,8 @@ class Image {
   void reshape(int width, int height, int channels, PixelType type);
 
   /// A copy converted to another sample type (u8/u16 -> float keeps the values; float -> u8/u16 and
-  /// u16 -> u8 round and saturate, NaN becomes 0).
-  Image convertedTo(PixelType type) const;
+  /// u16 -> u8 round and saturate, NaN becomes 0), in `memory` (pageable unless asked: a copy).
+  Image convertedTo(PixelType type, HostMemory memory = HostMemory::Pageable) const;
   /// One channel extracted as a 1-channel image.
   Image channel(int c) const;
 
@@ -177,7 +260,7 @@ class Image {
   int height_ = 0;
   int channels_ = 0;
   PixelType type_ = PixelType::U8;
-  std::vector<std::byte> data_;
+  std::vector<std::byte, detail::HostAllocator> data_;
 };
 
 /// Sample (x, y, c) of any host image as a double (slow and general: references, tests, tools).

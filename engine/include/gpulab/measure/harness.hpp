@@ -10,7 +10,8 @@
 // - one-time work first, reported apart (prepareGpu / prepareCpu: plans, cost-model calibration);
 // - warm-up runs excluded; then the median, min and max of N runs;
 // - GPU compute timed with CUDA events recorded on the operation's stream around its kernels alone;
-//   upload (host -> pinned staging -> device) and download timed apart, each a median of its own;
+//   upload and download timed apart, each a median of its own (pinned images straight, pageable
+//   ones through pinned staging: the record says which, with GB/s against the pinned copy ceiling);
 // - a CPU run that is slow gets fewer repetitions (a budget in ms, at least one timed run after the
 //   warm-up), so the default runs stay short;
 // - cancellation (setup.control.cancel) is checked between runs and inside the CPU baseline;
@@ -58,8 +59,10 @@ struct MeasureSetup {
   const DeviceImage* resident = nullptr;
   /// Where the GPU result stays for the caller (reused while its shape fits); null: a temporary.
   DeviceImage* gpuOutput = nullptr;
-  bool download = true;     ///< time the download and return the GPU result as an Image
-  bool withCeiling = true;  ///< set the DRAM copy ceiling (measured once per process and device)
+  bool download = true;  ///< time the download and return the GPU result as an Image
+  /// Where the downloaded result lives: pinned by default (copied straight by the copy engine).
+  HostMemory outputMemory = HostMemory::Pinned;
+  bool withCeiling = true;  ///< set the DRAM and pinned host copy ceilings (measured once per process and device)
   CpuControl control;       ///< progress of the CPU side; cancel checked throughout
 };
 

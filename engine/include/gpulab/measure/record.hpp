@@ -29,10 +29,13 @@ struct GpuMeasurement {
   std::string methodNote;       ///< why (Operation::methodNote): the cost model, the GPU path
   double prepareMs = 0;         ///< one-time work done before timing (plans, calibration)
   int warmup = 0;               ///< untimed runs before the timed ones
-  std::optional<Stats> upload;  ///< host -> device with staging; absent when the input was resident
+  std::optional<Stats> upload;  ///< host -> device (GpuContext::upload); absent when the input was resident
   Stats compute;  ///< the operation's kernels alone: CUDA events on its stream (reps 0: not measured, e.g.
                   ///< an upload-only record)
-  std::optional<Stats> download;  ///< device -> host with staging; absent when not asked for
+  std::optional<Stats> download;  ///< device -> host; absent when not asked for
+  /// How the host images of the timed transfers were held: "pinned" (copied straight) or "pageable"
+  /// (through the staging slots); "pinned/pageable" when upload and download differ; empty: none timed.
+  std::string hostMemory;
   /// upload + compute + download medians (the parts that were measured).
   double endToEndMs() const;
 };
@@ -45,6 +48,13 @@ struct CpuMeasurement {
   double prepareMs = 0;
   int warmup = 0;
   Stats time;  ///< steady clock around each run
+};
+
+/// The ceiling uploads and downloads are set against: pinned host <-> device copies (GB/s).
+struct TransferCeiling {
+  double uploadGbps = 0;    ///< host -> device
+  double downloadGbps = 0;  ///< device -> host
+  std::string how;
 };
 
 /// The ceiling a rate is set against, in the same unit (GB/s for bytes).
@@ -72,12 +82,20 @@ struct Measurement {
   WorkUnit workUnit = WorkUnit::Bytes;
   std::optional<Ceiling> ceiling;
   std::optional<double> maxAbsDiff;  ///< max |gpu - cpu| over every sample, when both ran and compare
+  double uploadBytes = 0;            ///< host bytes an upload moves (the input image)
+  double downloadBytes = 0;          ///< host bytes a download moves (the output image)
+  std::optional<TransferCeiling> transferCeiling;
 
   /// work / GPU compute median, in rateUnit(workUnit); absent without a GPU side or work.
   std::optional<double> gpuRate() const;
   std::optional<double> cpuRate() const;
   /// gpuRate as a percentage of the ceiling.
   std::optional<double> percentOfCeiling() const;
+  /// Upload / download GB/s (bytes over the median), and as a percentage of the pinned copy ceiling.
+  std::optional<double> uploadRate() const;
+  std::optional<double> downloadRate() const;
+  std::optional<double> uploadPercentOfCeiling() const;
+  std::optional<double> downloadPercentOfCeiling() const;
   /// CPU median over GPU compute median, and over the GPU's end-to-end time.
   std::optional<double> speedup() const;
   std::optional<double> speedupEndToEnd() const;

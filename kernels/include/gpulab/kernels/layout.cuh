@@ -26,5 +26,12 @@ template <class T>
 void launchDeinterleave(const T* src, std::size_t srcPitch, int channels, Plane<T> dstStack, cudaStream_t stream);
 template <class T>
 void launchInterleave(Plane<const T> srcStack, int channels, T* dst, std::size_t dstPitch, cudaStream_t stream);
+/// A band of rows: src holds rows [firstRow, firstRow + rows) of the image, interleaved and packed;
+/// they go to the same rows of every plane (the uploads' pipelined bands).
+template <class T>
+void launchDeinterleaveRows(const T* src, int channels, Plane<T> dstStack, int firstRow, int rows, cudaStream_t stream);
+/// The inverse: rows [firstRow, firstRow + rows) of every plane to `dst`, interleaved and packed.
+template <class T>
+void launchInterleaveRows(Plane<const T> srcStack, int channels, T* dst, int firstRow, int rows, cudaStream_t stream);
 
 }  // namespace gpulab::kernels
