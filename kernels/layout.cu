@@ -70,16 +70,6 @@ void launchInterleaveRows(Plane<const T> srcStack, int channels, T* dst, int fir
 }
 
 template <class T>
-void launchDeinterleave(const T* src, int channels, Plane<T> dstStack, cudaStream_t stream) {
-  launchDeinterleave(src, static_cast<std::size_t>(dstStack.width) * channels * sizeof(T), channels, dstStack, stream);
-}
-
-template <class T>
-void launchInterleave(Plane<const T> srcStack, int channels, T* dst, cudaStream_t stream) {
-  launchInterleave(srcStack, channels, dst, static_cast<std::size_t>(srcStack.width) * channels * sizeof(T), stream);
-}
-
-template <class T>
 void launchDeinterleave(const T* src, std::size_t srcPitch, int channels, Plane<T> dstStack, cudaStream_t stream) {
   if (dstStack.width == 0 || dstStack.height == 0) return;
   const dim3 grid(divUp(dstStack.width, kThreads), dstStack.height);
