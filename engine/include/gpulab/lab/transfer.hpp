@@ -23,16 +23,16 @@
 #include <vector>
 
 #include "gpulab/core/enum_names.hpp"
+#include "gpulab/core/image.hpp"  // HostMemory
 #include "gpulab/lab/lab.hpp"
 
 namespace gpulab::lab {
 
-enum class HostMemory { Pageable, Pinned };
+using gpulab::HostMemory;  // Pageable, Pinned: the same kinds Image's samples live in
 enum class Direction { HostToDevice, DeviceToHost };
 enum class CopyPattern { CopyEveryIteration, UploadOnce };
 enum class PeerAccess { Disabled, Enabled };
 
-constexpr EnumText enumText(HostMemory) { return {"host memory", "pageable|pinned"}; }
 constexpr EnumText enumText(Direction) { return {"direction", "h2d|d2h"}; }
 constexpr EnumText enumText(CopyPattern) { return {"copy pattern", "copy_every_iteration|upload_once"}; }
 constexpr EnumText enumText(PeerAccess) { return {"peer access", "no_peer_access|peer_access"}; }
