@@ -78,9 +78,9 @@ struct BenchOp {
   ParamValues values;
   bool lowpass = false;
   std::optional<MandelbrotView> mandelbrot;
-  double weightSum = 1;   ///< sum of |weights|: how far a result can reach per unit of input
-  bool exact = false;     ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
-  int gaussianSize = 0;   ///< gaussianK: a K-tap Gaussian (sigma from K); gaussianK-two-pass: its two-pass GPU path
+  double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
+  bool exact = false;    ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
+  int gaussianSize = 0;  ///< gaussianK: a K-tap Gaussian (sigma from K); gaussianK-two-pass: its two-pass GPU path
   bool gaussianTwoPass = false;
   bool transfer = false;  ///< photo-u8, photo-u16, upload-f32, pinning: the transfer table
 };
@@ -632,7 +632,8 @@ void registerBench(CLI::App& app) {
   cmd->add_option("--ops", a->ops, std::string("Comma-separated ops (default ") + kAllOps + ")");
   cmd->add_option("--json", a->json, "Also write the results as JSON to FILE");
   cmd->add_flag("--no-cpu", a->noCpu, "Skip the CPU baselines (and the check against them)");
-  cmd->add_option("--box-path", a->boxPath, "GPU box blur path: auto (default) | ring | stream | sat | fused");
+  cmd->add_option("--box-path", a->boxPath,
+                  "GPU box blur path: auto (default) | ring | stream | sat | fused | direct (radius 1-2)");
   cmd->add_option("--rgb8", a->rgb8, "Run on a WxH RGB 8-bit image (e.g. 6000x4000) instead of NxN f32");
   cmd->callback([a] { run(*a); });
 }

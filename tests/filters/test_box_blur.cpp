@@ -429,7 +429,8 @@ TEST(BoxBlurGpu, InterleavedPhotosMatchThePlanarRunAndTheReference) {
   GpuContext gpu;
   for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32})
     for (int channels : {2, 3, 4})
-      for (auto [w, h, r] : {std::tuple{1, 1, 1}, std::tuple{7, 5, 2}, std::tuple{257, 131, 7}, std::tuple{521, 23, 15}})
+      for (auto [w, h, r] :
+           {std::tuple{1, 1, 1}, std::tuple{7, 5, 2}, std::tuple{257, 131, 7}, std::tuple{521, 23, 15}})
         for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
                                 BorderMode::Constant}) {
           SCOPED_TRACE(std::string(toString(type)) + " x" + std::to_string(channels) + " " + std::to_string(w) + "x" +
@@ -466,6 +467,54 @@ TEST(BoxBlurGpu, InterleavedPhotosMatchThePlanarRunAndTheReference) {
   const DeviceImage rgb = gpu.upload(test::filterTestImage(9, 9, 3, PixelType::U8, 1), DeviceLayout::Interleaved);
   DeviceImage out;
   EXPECT_THROW(ring.runGpu(gpu, rgb, out), std::logic_error);
+}
+
+// Radius 1 and 2 on u8 and f32 planes: the direct convolution kernels (path direct, what auto
+// takes): u8 equals the exact integer mean, f32 the reference within 1e-6 of the range, on every
+// border, odd and prime sizes, gray, RGB and RGBA (alpha passing through).
+TEST(BoxBlurGpu, DirectSmallWindowsMatchTheReference) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (PixelType type : {PixelType::U8, PixelType::F32})
+    for (int channels : {1, 3, 4})
+      for (auto [w, h] : {std::pair{1, 1}, std::pair{2, 7}, std::pair{131, 67}, std::pair{1031, 11}})
+        for (int r : {1, 2})
+          for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                                  BorderMode::Constant}) {
+            SCOPED_TRACE(std::string(toString(type)) + " x" + std::to_string(channels) + " " + std::to_string(w) + "x" +
+                         std::to_string(h) + " r=" + std::to_string(r) + " " + std::string(toString(mode)));
+            for (BoxGpuPath path : {BoxGpuPath::Auto, BoxGpuPath::Direct}) {
+              BoxBlur blur(r, {mode, 200.0});
+              blur.setGpuPath(path);
+              const Image img = test::filterTestImage(w, h, channels, type, w + 5 * h + channels);
+              ASSERT_EQ(blur.gpuLayout(shapeOf(img)), DeviceLayout::Planar);
+              const DeviceImage d = gpu.upload(img);
+              DeviceImage out;
+              blur.runGpu(gpu, d, out);
+              EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path direct");
+              const Image got = gpu.download(out), want = blur.runReference(img);
+              if (type == PixelType::U8) {
+                EXPECT_TRUE(test::imagesNear(want, got, 0.0));
+              } else {
+                const double range = std::max(test::maxAbsSample(img), 200.0);
+                EXPECT_TRUE(test::imagesNear(want, got, 1e-6 * range, 1e-6));
+              }
+            }
+          }
+  // u16, larger radii and radius 0 are not the direct path's: auto takes another, direct refuses.
+  const DeviceImage u16 = gpu.upload(test::filterTestImage(9, 9, 1, PixelType::U16, 3));
+  DeviceImage out;
+  BoxBlur small(1);
+  small.runGpu(gpu, u16, out);
+  EXPECT_NE(small.methodNote(Side::Gpu), "GPU path direct");
+  for (int r : {0, 3}) {
+    BoxBlur direct(r);
+    direct.setGpuPath(BoxGpuPath::Direct);
+    const DeviceImage f32 = gpu.upload(test::filterTestImage(9, 9, 1, PixelType::F32, 4));
+    EXPECT_THROW(direct.runGpu(gpu, f32, out), std::invalid_argument);
+  }
+  small.setGpuPath(BoxGpuPath::Direct);
+  EXPECT_THROW(small.runGpu(gpu, u16, out), std::invalid_argument);
 }
 
 TEST(BoxBlurCpu, InterleavedPassEqualsPlaneByPlane) {

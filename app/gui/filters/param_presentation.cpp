@@ -26,10 +26,14 @@ QString methodHint(const std::string& method) {
     return QObject::tr(
                "cuFFT on the GPU, cv::dft on the CPU; the direct result to float rounding. Kernels up to %1x%1.")
         .arg(kMaxEditorFftKernelSize);
+  if (method == "separable")
+    return QObject::tr(
+        "A kernel of rank 1 to 3 (found by an SVD) as 1-D passes in one fused GPU kernel; cv::sepFilter2D on the "
+        "CPU. Other kernels are refused with this method.");
   if (method == "auto")
     return QObject::tr(
-               "Per run, the faster of the two by a cost model calibrated once per device, outside the timings. "
-               "Kernels up to %1x%1; above %2, always FFT.")
+               "Per run, the fastest of direct, FFT and separable (rank 1-3 kernels) by a cost model calibrated once "
+               "per device, outside the timings. Kernels up to %1x%1; above %2, always FFT.")
         .arg(kMaxEditorFftKernelSize)
         .arg(gpulab::Conv2D::kMaxKernelSize);
   return {};
@@ -74,7 +78,8 @@ ParamPresentation presentationOf(const gpulab::OperationInfo& operation, const g
                       {"ring", QObject::tr("ring (shared-memory window)")},
                       {"stream", QObject::tr("stream (running sums)")},
                       {"sat", QObject::tr("summed-area table")},
-                      {"fused", QObject::tr("fused (one warp per strip, sums in registers)")}};
+                      {"fused", QObject::tr("fused (one warp per strip, sums in registers)")},
+                      {"direct", QObject::tr("direct (3x3 and 5x5 windows)")}};
   } else if (op == "sobel" && name == "component") {
     p.choiceLabels = {{"mag", QObject::tr("Magnitude")},
                       {"x", QObject::tr("x gradient (dx)")},
@@ -93,7 +98,10 @@ ParamPresentation presentationOf(const gpulab::OperationInfo& operation, const g
                       {"valid", QObject::tr("valid (W-kw+1 x H-kh+1)")}};
   } else if (op == "conv" && name == "method") {
     p.tooltip = QObject::tr("How the convolution is computed; every method gives the same result to float rounding");
-    p.choiceLabels = {{"direct", QObject::tr("Direct")}, {"fft", QObject::tr("FFT")}, {"auto", QObject::tr("Auto")}};
+    p.choiceLabels = {{"direct", QObject::tr("Direct")},
+                      {"fft", QObject::tr("FFT")},
+                      {"separable", QObject::tr("Separable")},
+                      {"auto", QObject::tr("Auto")}};
     p.hint = methodHint;
   }
   return p;

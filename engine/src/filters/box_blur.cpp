@@ -14,6 +14,7 @@
 
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/kernels/box_blur.cuh"
+#include "gpulab/kernels/conv2d.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "internal/cv_interop.hpp"
 #include "internal/kernel_views.hpp"
@@ -230,13 +231,24 @@ struct BoxBlur::GpuPlan {
   kernels::BoxBlurPlan plan;
   PixelType type = PixelType::U8;
   bool interleavedRuns = false;  ///< the last run took an interleaved image (the fused path, one launch)
+  bool directRuns = false;       ///< the last run took the direct path (a small window)
 };
+
+namespace {
+
+/// The direct path (BoxGpuPath::Direct) runs for this radius, type and path choice.
+bool takesDirect(BoxGpuPath path, int radius, PixelType type) {
+  const bool fits = radius >= 1 && radius <= kBoxDirectMaxRadius && (type == PixelType::U8 || type == PixelType::F32);
+  return fits && (path == BoxGpuPath::Auto || path == BoxGpuPath::Direct);
+}
+
+}  // namespace
 
 DeviceLayout BoxBlur::gpuLayout(const ImageShape& in) const {
   // The fused path filters every channel of interleaved rows: photos without an alpha to keep
   // (2 or 3 channels; 4 in f32, where alpha is filtered too), radii it takes.
   if (in.channels < 2 || radius_ < 1 || (gpuPath_ != BoxGpuPath::Auto && gpuPath_ != BoxGpuPath::Fused) ||
-      in.type == PixelType::F64 || alphaPassesThrough(in.type, in.channels))
+      in.type == PixelType::F64 || alphaPassesThrough(in.type, in.channels) || takesDirect(gpuPath_, radius_, in.type))
     return DeviceLayout::Planar;
   int largest = 0;
   visitType(in.type, [&](auto sample) { largest = kernels::boxBlurMaxFusedRadius<decltype(sample)>(in.channels); });
@@ -258,9 +270,9 @@ OperationInfo boxBlurInfo() {
   info.title = "Box blur";
   info.summary = "the mean over a (2r+1) x (2r+1) window";
   const ParamInfo radius = ParamInfo::integer("radius", "window (2R+1) x (2R+1), R >= 0", 0, kMaxBoxRadius);
-  const ParamInfo path =
-      ParamInfo::choice("path", "GPU kernel: auto (default) | ring | stream | sat (summed-area table) | fused",
-                        enumNameList<BoxGpuPath>(), "auto");
+  const ParamInfo path = ParamInfo::choice(
+      "path", "GPU kernel: auto (default) | ring | stream | sat (summed-area table) | fused | direct (radius 1-2)",
+      enumNameList<BoxGpuPath>(), "auto");
   info.params = {radius};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
   info.params.push_back(path);
@@ -282,6 +294,7 @@ ParamValues BoxBlur::params() const {
 
 std::string BoxBlur::methodNote(Side side) const {
   if (side == Side::Gpu && plan_ && plan_->interleavedRuns) return "GPU path fused, interleaved channels";
+  if (side == Side::Gpu && plan_ && plan_->directRuns) return "GPU path direct";
   if (side != Side::Gpu || !plan_ || plan_->plan.device < 0) return {};
   return "GPU path " + std::string(toString(static_cast<BoxGpuPath>(plan_->plan.path)));
 }
@@ -312,6 +325,36 @@ void BoxBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   if (out.empty() || !out.sameShape(in)) out = DeviceImage(shape.width, shape.height, shape.channels, shape.type);
   if (plan_) plan_->interleavedRuns = false;
   const bool alpha = alphaPassesThrough(shape.type, shape.channels);
+  if (gpuPath_ == BoxGpuPath::Direct && !takesDirect(gpuPath_, radius_, shape.type))
+    throw std::invalid_argument("the direct box blur path takes u8 and f32 images of radius 1 to " +
+                                std::to_string(kBoxDirectMaxRadius) + ": use path auto");
+  if (takesDirect(gpuPath_, radius_, shape.type)) {
+    // A small window: the direct convolution's streaming 3x3 / tiled 5x5 kernels, every filtered
+    // plane in one launch, weights 1 / area.
+    const int side = 2 * radius_ + 1;
+    kernels::Conv2DGeometry g;
+    g.kernelWidth = g.kernelHeight = side;
+    g.anchorX = g.anchorY = radius_;
+    g.border = toKernel(border_.mode);
+    const std::vector<float> weights(static_cast<std::size_t>(side) * side, 1.0f / static_cast<float>(side * side));
+    const int planes = alpha ? 3 : shape.channels;
+    visitType(shape.type, [&](auto sample) {
+      using T = decltype(sample);
+      if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>) {
+        const kernels::Plane<const T> inStack{planeOf<T>(in, 0).data, in.width(), in.height(), in.pitch()};
+        kernels::launchConv2D<T>(inStack, stackOf<T>(out), planes, g, weights.data(), nullptr,
+                                 borderFill<T>(border_.value), gpu.stream());
+        if (alpha)
+          GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planeOf<T>(out, 3).data, out.pitch(), planeOf<T>(in, 3).data, in.pitch(),
+                                              shape.width * sizeof(T), shape.height, cudaMemcpyDeviceToDevice,
+                                              gpu.stream()));
+      }
+    });
+    if (!plan_) plan_ = std::make_unique<GpuPlan>();
+    plan_->directRuns = true;
+    return;
+  }
+  if (plan_) plan_->directRuns = false;
   visitType(shape.type, [&](auto sample) {
     using T = decltype(sample);
     if (!plan_) plan_ = std::make_unique<GpuPlan>();

@@ -38,11 +38,18 @@ inline constexpr int kMaxBoxRadius = 32767;
 /// Auto: Direct unless its buffers would exceed a few hundred MiB.
 enum class BoxCpuMethod { Auto, Direct, Separable };
 
-/// The GPU kernel. Auto: the fused kernel from radius 7 up to its largest radius (96 f32/u16, 192
-/// u8), else the ring when its window fits in shared memory, the stream up to the tiled paths'
-/// largest radius, the summed-area table beyond (a radius of 0 is a plain copy).
-enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused };
-constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused"}; }
+/// The GPU kernel. Auto: for u8 and f32 planes of radius 1 and 2, Direct: the direct convolution's
+/// 3x3 / 5x5 kernels (kernels/conv2d.cuh) with weights 1/(2r+1)^2, one read and one write of the
+/// image (float sums of 9 or 25 products: u8 results equal the exact integer ones, the fraction of a
+/// mean being a multiple of 1/9 or 1/25; f32 within 1e-6 of the range); otherwise the fused kernel
+/// from radius 7 up to its largest radius (96 f32/u16, 192 u8), else the ring when its window fits
+/// in shared memory, the stream up to the tiled paths' largest radius, the summed-area table beyond
+/// (a radius of 0 is a plain copy).
+enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused, Direct };
+constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused|direct"}; }
+
+/// The largest radius BoxGpuPath::Direct takes (a 5x5 window).
+inline constexpr int kBoxDirectMaxRadius = 2;
 
 class BoxBlur final : public Operation {
  public:
