@@ -463,7 +463,8 @@ TEST_F(FiltersGui, MethodSelectorShowsForConvolutionAndSetsTheKernelLimit) {
   h.tab.show();
   auto* method = h.tab.findChild<QComboBox*>(QStringLiteral("filterParam_conv_method"));
   ASSERT_NE(method, nullptr);
-  EXPECT_EQ(method->count(), 3);
+  EXPECT_EQ(method->count(), 4);  // direct, FFT, separable, auto
+  EXPECT_GE(method->findText(QStringLiteral("Separable")), 0);
   h.use("box");
   EXPECT_FALSE(method->isVisibleTo(&h.tab));
   EXPECT_TRUE(h.tab.param(QStringLiteral("method")).isEmpty()) << "box has no method";
@@ -574,7 +575,9 @@ TEST_F(FiltersGui, AutoConvolutionInTheMainWindowNamesItsChoiceInTheTimings) {
   ASSERT_TRUE(tab->hasResult()) << tab->errorText().toStdString();
   const FilterRun& run = *tab->lastRun();
   ASSERT_TRUE(run.record.cpu.has_value());
-  EXPECT_TRUE(run.record.cpu->methodUsed == "direct" || run.record.cpu->methodUsed == "fft");
+  EXPECT_TRUE(run.record.cpu->methodUsed == "direct" || run.record.cpu->methodUsed == "fft" ||
+              run.record.cpu->methodUsed == "separable")
+      << run.record.cpu->methodUsed;
   EXPECT_EQ(run.record.gpu.has_value(), cudaAvailable());
   EXPECT_EQ(run.gpu != nullptr, cudaAvailable());
   ASSERT_FALSE(window.timings().history().runs().empty());
@@ -938,7 +941,8 @@ TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
     ASSERT_TRUE(run.record.cpu.has_value());
     const std::optional<ConvCostModel> model = cachedGpuConvCostModel(0);
     ASSERT_TRUE(model.has_value());  // calibrated before the timed runs
-    EXPECT_EQ(run.record.gpu->methodUsed, toString(model->choose(97, 61, 25, 25, 3)));
+    // A Gaussian is rank 1: the separable method is a candidate.
+    EXPECT_EQ(run.record.gpu->methodUsed, toString(model->choose(97, 61, 25, 25, 3, 1)));
     EXPECT_GT(run.record.gpu->prepareMs, 0.0);
     ASSERT_TRUE(computeMs(run.record).has_value());
     EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → "))) << h.tab.statusText().toStdString();
