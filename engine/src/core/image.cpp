@@ -121,7 +121,7 @@ bool Image::pin() {
     data_ = std::vector<std::byte, detail::HostAllocator>(std::move(data_), detail::HostAllocator(HostMemory::Pinned));
     return true;
   }
-  std::vector<std::byte, detail::HostAllocator> fresh(detail::HostAllocator(HostMemory::Pinned));
+  auto fresh = std::vector<std::byte, detail::HostAllocator>(detail::HostAllocator(HostMemory::Pinned));
   if (!data_.empty()) fresh.assign(data_.begin(), data_.end());
   data_ = std::move(fresh);
   return data_.empty() ? memory() == HostMemory::Pinned : pinned();
