@@ -62,7 +62,8 @@ cxxflags=(-std=c++20 -O1 -g -DNDEBUG "${sanitize[@]}" -I"$root/engine/include" -
 cuda_include=${CUDA_HOME:-/usr/local/cuda}/include
 [ -f "$cuda_include/cuda_runtime_api.h" ] && cxxflags+=(-I"$cuda_include")
 # The engine's image decoders link what pkg-config knows of these (whichever the engine uses).
-libs=()
+cuda_lib=${CUDA_HOME:-/usr/local/cuda}/lib64
+libs=(-L"$cuda_lib" -Wl,-rpath,"$cuda_lib" -lcudart)
 for module in mpfr gmp libspng spng libpng libjpeg libturbojpeg libtiff-4 libwebp zlib; do
   if pkg-config --exists "$module" 2>/dev/null; then
     # shellcheck disable=SC2207  # pkg-config's flags are words
@@ -73,9 +74,12 @@ for module in mpfr gmp libspng spng libpng libjpeg libturbojpeg libtiff-4 libweb
 done
 
 # What each target compiles besides its own file: the CPU sources it calls, nothing with CUDA.
-io_sources=("$root"/engine/src/io/*.cpp "$root/engine/src/core/image.cpp")
+# core/image.cpp keeps images in page-locked memory when a GPU is there (cudaHostRegister): it
+# takes core/device.cpp and the CUDA runtime (without a driver every call fails, and images stay pageable).
+core_sources=("$root/engine/src/core/image.cpp" "$root/engine/src/core/device.cpp")
+io_sources=("$root"/engine/src/io/*.cpp "${core_sources[@]}")
 mandelbrot_sources=("$root"/engine/src/mandelbrot/{png_view,view,palette,deep_number,deep_view,mpfr_real}.cpp
-  "$root/engine/src/core/image.cpp")
+  "${core_sources[@]}")
 sources_of() {
   case $1 in
     image | npy) echo "${io_sources[@]}" ;;
