@@ -58,7 +58,7 @@ sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame
 cxxflags=(-std=c++20 -O1 -g -DNDEBUG "${sanitize[@]}" -I"$root/engine/include" -I"$root/engine/src"
   -I"$root/kernels/include" -I/usr/include/stb)
 # Headers only: deep_view.cpp includes the kernels' shared .cuh (host-and-device helpers), which
-# include cuda_runtime_api.h for __host__/__device__. Nothing links the CUDA runtime.
+# include cuda_runtime_api.h for __host__/__device__ (the CUDA runtime is linked for core/image.cpp only).
 cuda_include=${CUDA_HOME:-/usr/local/cuda}/include
 [ -f "$cuda_include/cuda_runtime_api.h" ] && cxxflags+=(-I"$cuda_include")
 # The engine's image decoders link what pkg-config knows of these (whichever the engine uses).
