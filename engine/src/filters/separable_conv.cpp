@@ -16,6 +16,7 @@
 #include "internal/conv_support.hpp"
 #include "internal/cv_interop.hpp"
 #include "internal/kernel_views.hpp"
+#include "internal/planewise.hpp"
 
 namespace gpulab {
 
@@ -172,10 +173,7 @@ void SeparableConv::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& 
       const kernels::Plane<const T> inStack{planeOf<T>(in, 0).data, in.width(), in.height(), in.pitch()};
       kernels::launchSeparableConv<T>(inStack, stackOf<T>(out), planes, g,
                                       static_cast<float>(toSample<T>(spec_.border.value)), gpu.stream());
-      if (alpha)
-        GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planeOf<T>(out, 3).data, out.pitch(), planeOf<T>(in, 3).data, in.pitch(),
-                                            static_cast<std::size_t>(in.width()) * sizeof(T), in.height(),
-                                            cudaMemcpyDeviceToDevice, gpu.stream()));
+      if (alpha) planewise::copyPlaneAsync(in, out, 3, gpu.stream());
     }
   });
 }
