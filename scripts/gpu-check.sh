@@ -30,11 +30,23 @@ steps=${*:-tests sanitize bench deep shots tiles}
 # The test binaries name /work/main/... (this build's source dir): make that path point here.
 if [ ! -e /work/main/resources ]; then mkdir -p /work && ln -sfn "$root" /work/main; fi
 # Unpacked once: several gpu-check.sh (one step each) may run side by side in this tree.
-if [ ! -e build/.unpacked ] || [ .box/bins.tar.xz -nt build/.unpacked ]; then
-  tar xJf .box/bins.tar.xz -C "$root" && touch build/.unpacked
-fi
+(
+  flock 9
+  if [ ! -e build/.unpacked ] || [ .box/bins.tar.xz -nt build/.unpacked ]; then
+    tar xJf .box/bins.tar.xz -C "$root" && touch build/.unpacked
+  fi
+) 9> "$root/.box/unpack.lock"
 export GPUBOX_ARCHIVE=$root/.box/libs.tar.xz
-source <(tar xJf .box/libs.tar.xz -O gpubox/env.sh)
+# The bundle's env.sh unpacks the libraries into /tmp/gpubox each time it is sourced: several
+# gpu-check.sh side by side would overwrite libraries that running tests have mapped. Unpack once
+# (under a lock), then take only its settings.
+(
+  flock 9
+  if [ ! -e /tmp/gpubox/.unpacked ] || [ .box/libs.tar.xz -nt /tmp/gpubox/.unpacked ]; then
+    tar xJf .box/libs.tar.xz -C /tmp && touch /tmp/gpubox/.unpacked
+  fi
+) 9> /tmp/gpubox.lock
+source <(tar xJf .box/libs.tar.xz -O gpubox/env.sh | sed '/tar xJf/d')
 export PATH=/usr/local/cuda/bin:$PATH QT_QPA_PLATFORM=offscreen
 export GPULAB_PACKED_BUILD=1  # built elsewhere: tests that compare the build with this tree skip
 
@@ -74,43 +86,61 @@ if [[ $steps == *soak* ]]; then
   cat "$out/soak.txt"
 fi
 
-# One compute-sanitizer tool over every binary's GPU tests, in parallel across binaries.
-# Every sanitizer step leaves out *GpuFaultRecovery*: those tests launch a kernel that faults on
-# purpose (an illegal address, to prove the engine resets the device and goes on), which every tool
-# would report; they are checked by the tests step instead.
+# One compute-sanitizer tool over every binary's GPU tests. Each binary's matching tests are split into
+# GoogleTest shards of about GPULAB_SANITIZER_SHARD_TESTS tests (default 40), and the shards of all
+# binaries run GPULAB_SANITIZER_JOBS at a time (default 12), largest binaries first, so the big filter
+# tables finish inside one call. GPULAB_UNDER_SANITIZER=1 tells the tests that time things that the
+# tool's slowdown makes their timing meaningless (they still run their GPU work; see gpu_test.hpp).
+# Every sanitizer step leaves out *GpuFaultRecovery* and *GpuFaultRelaunch*: those tests fault the GPU on
+# purpose, which every tool would report; the tests step checks them.
 sanitizer_step() {  # step tool-arguments...
-  local step=$1 filter_var timeout_var filter timeout
+  local step=$1 filter_var timeout_var filter timeout per
   shift
   filter_var=GPULAB_$(echo "$step" | tr '[:lower:]' '[:upper:]')_FILTER
   timeout_var=GPULAB_$(echo "$step" | tr '[:lower:]' '[:upper:]')_TIMEOUT
   filter=${!filter_var:-*Gpu*}
   timeout=${!timeout_var:-460}
-  # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a binary starting later gets
+  per=${GPULAB_SANITIZER_SHARD_TESTS:-40}
+  # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a shard starting later gets
   # what is left (and is not run once under 10 s are left), so its summary is always written.
   local deadline=$(($(date +%s) + ${GPULAB_SANITIZER_STEP_SECONDS:-470}))
-  case $filter in *-*) filter="$filter:*GpuFaultRecovery*" ;; *) filter="$filter-*GpuFaultRecovery*" ;; esac
+  # Also left out: *OnHost* tests (a GPU kernel's block code emulated on the CPU: no GPU work to check).
+  case $filter in *-*) filter="$filter:*GpuFaultRecovery*:*GpuFaultRelaunch*:*OnHost*" ;;
+    *) filter="$filter-*GpuFaultRecovery*:*GpuFaultRelaunch*:*OnHost*" ;; esac
   mkdir -p "$logs/$step"
-  local started=$SECONDS
-  printf '%s\n' $suites | grep -v -E 'test_(cli|image_io|lab_cli)$' |
+  local started=$SECONDS t n count shards i
+  # "count binary shards index" lines, the binaries with the most tests first.
+  for t in $suites; do
+    n=$(basename "$t")
+    count=$("$t" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null | grep -c '^  ')
+    if [ "$count" -eq 0 ]; then
+      printf 'no test matches %s\nexit 0 (0 s)\n' "$filter" > "$logs/$step/$n.log"; continue; fi
+    shards=$(((count + per - 1) / per))
+    for ((i = 0; i < shards; i++)); do echo "$count $t $shards $i"; done
+  done | sort -k1,1nr -s | cut -d' ' -f2- |
     GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
-    xargs -P "${GPULAB_SANITIZER_JOBS:-8}" -I{} sh -c '
-     t=$1; shift; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.log
-     if ! $t --gtest_list_tests --gtest_filter="$GPULAB_STEP_FILTER" 2>/dev/null | grep -q "^  "; then
-       echo "no test matches $GPULAB_STEP_FILTER" > $log; echo "exit 0 (0 s)" >> $log; exit 0; fi
+    xargs -P "${GPULAB_SANITIZER_JOBS:-12}" -I{} sh -c '
+     line=$1; shift; set -- $line "$@"; t=$1; shards=$2; i=$3; shift 3; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.$i.log
      s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
      if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
      [ "$left" -lt "$limit" ] && limit=$left
-     timeout $limit compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 \
-       --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
-     echo "exit $? ($(( $(date +%s) - s )) s)" >> $log' _ {} "$@"
+     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GPULAB_UNDER_SANITIZER=1 timeout $limit \
+       compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
+     echo "exit $? ($(( $(date +%s) - s )) s, shard $((i + 1))/$shards)" >> $log' _ {} "$@"
   {
-    echo "# compute-sanitizer $* over --gtest_filter='$filter', ${GPULAB_SANITIZER_JOBS:-8} binaries at a time," \
-      "$timeout s a binary at most (exit 124: stopped there), step $((SECONDS - started)) s"
+    echo "# compute-sanitizer $* over --gtest_filter='$filter' in shards of ~$per tests," \
+      "${GPULAB_SANITIZER_JOBS:-12} at a time, $timeout s a shard at most (exit 124: stopped there), step $((SECONDS - started)) s"
     for f in "$logs/$step"/*.log; do
-      printf '%-24s %-16s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
+      printf '%-28s %-34s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
         "$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)" \
         "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
     done
+    # Totals: shards that ended with exit 0, tests passed, errors reported.
+    cat "$logs/$step"/*.log | awk -v step="$step" '
+      /^exit 0 /{ok++} /^exit /{all++}
+      /^\[  PASSED  \] [0-9]+ test/{p+=$4} /^\[  SKIPPED \] [0-9]+ test/{k+=$4} /^\[  FAILED  \] [0-9]+ test/{f+=$4}
+      /ERROR SUMMARY: [0-9]+ error/{e+=$4}
+      END{printf "TOTAL %s: %d of %d runs exit 0; tests passed %d, skipped %d, failed %d; tool errors %d\n", step, ok, all, p, k, f, e}'
   } | tee "$out/$step-summary.txt"
   for f in "$logs/$step"/*.log; do
     if grep -q '^========= [A-Z]' "$f" && ! grep -q 'ERROR SUMMARY: 0 errors' "$f"; then

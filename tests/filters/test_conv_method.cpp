@@ -494,9 +494,12 @@ TEST(ConvMethodModels, GpuModelIsCalibratedOncePerDeviceAndUsedByAuto) {
   EXPECT_EQ(gpuConvCostModel(gpu).direct().msPerUnit, first.direct().msPerUnit);
   ASSERT_TRUE(cachedGpuConvCostModel(gpu.device()).has_value());
   EXPECT_FALSE(cachedGpuConvCostModel(gpu.device() + 1000).has_value());
-  // The model picks direct for a 3x3 kernel and the FFT for 127x127 on a 2048^2 image.
-  EXPECT_EQ(first.choose(2048, 2048, 3, 3), ConvAlgorithm::Direct);
-  EXPECT_EQ(first.choose(2048, 2048, 127, 127), ConvAlgorithm::Fft);
+  // The model picks direct for a 3x3 kernel and the FFT for 127x127 on a 2048^2 image (timings:
+  // not under compute-sanitizer, whose slowdown calibrates a different machine).
+  if (!test::underComputeSanitizer()) {
+    EXPECT_EQ(first.choose(2048, 2048, 3, 3), ConvAlgorithm::Direct);
+    EXPECT_EQ(first.choose(2048, 2048, 127, 127), ConvAlgorithm::Fft);
+  }
 
   const Image img = test::randomImage(512, 384, 1, PixelType::F32, 191);
   const DeviceImage in = gpu.upload(img);

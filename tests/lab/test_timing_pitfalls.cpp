@@ -114,13 +114,14 @@ TEST(TimingLabGpu, TheThreeMethodsTellTheirStory) {
   const TimingRow* sync = report.find(20000, TimingMethod::HostSync);
   const TimingRow* events = report.find(20000, TimingMethod::Events);
   ASSERT_TRUE(noSync && sync && events);
+  EXPECT_EQ(report.lessons().size(), 2u);
+  if (test::underComputeSanitizer()) return;  // the timings' story needs unslowed kernels
   // 20000 dependent multiply-adds on a million elements take far longer than a launch.
   EXPECT_LT(noSync->stats.medianMs * 5, events->stats.medianMs)
       << "no-sync " << noSync->stats.medianMs << " events " << events->stats.medianMs;
   EXPECT_GE(sync->stats.medianMs * 1.02, events->stats.medianMs);
   EXPECT_GT(report.find(20000, TimingMethod::Events)->stats.medianMs,
             report.find(10, TimingMethod::Events)->stats.medianMs);
-  EXPECT_EQ(report.lessons().size(), 2u);
 }
 
 TEST(TimingLabGpu, ColdStartInThisProcessSaysItIsNotFresh) {
@@ -140,7 +141,8 @@ TEST(TimingLabGpu, ColdStartInAFreshProcess) {
   const ColdStart c = measureColdStartInChild({GPULAB_CLI_PATH, "lab", "timing", "--cold-probe"});
   ASSERT_TRUE(c.measured) << c.error;
   EXPECT_TRUE(c.freshProcess);
-  EXPECT_GT(c.contextMs, c.later.medianMs) << "creating a context costs more than a launch";
+  if (!test::underComputeSanitizer())
+    EXPECT_GT(c.contextMs, c.later.medianMs) << "creating a context costs more than a launch";
   EXPECT_GE(c.firstLaunchMs, 0);
 }
 
