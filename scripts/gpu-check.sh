@@ -20,6 +20,7 @@
 # soak: `gpulab-cli soak` (GPULAB_SOAK_RUNS filter runs, default 1000) and the GUI zoom soak
 # (test_soak_gui, GPULAB_SOAK_FRAMES frames, default 10000) with host and GPU memory, each stopped after
 # GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
+# GPULAB_ONLY="test_a test_b" limits the tests and sanitizer steps to those binaries.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
@@ -54,6 +55,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 tests=$(ls build/tests/test_* | grep -v '\.')
 # The soak tests read the whole device's memory: they run alone, in the soak step, not beside the others.
 suites=$(printf '%s\n' $tests | grep -v '/test_soak_')
+# GPULAB_ONLY="test_a test_b ...": only these binaries (a build packed in parts, one part a call).
+if [ -n "${GPULAB_ONLY:-}" ]; then
+  suites=$(for t in $suites; do case " $GPULAB_ONLY " in *" $(basename "$t") "*) echo "$t" ;; esac; done)
+fi
 # A boundary point of seahorse valley good to 1e-102 (the deep benchmark's, engine/src/mandelbrot/deep_bench_views.cpp).
 sx=-0.74361188847330224914444350843275271654387781715973313695436280182213037747031080759132550809537224388507262848072074461608
 sy=0.131837002394806472849310458452438856417046191888077007404889544934349771337518486837307510297873928251456528894582019421000
