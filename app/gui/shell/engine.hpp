@@ -108,11 +108,15 @@ class Engine : public QObject {
   /// A job hit a sticky GPU fault and the worker recovered (WorkerContext::recoverFromGpuFault): the
   /// one sentence that says so. Emitted before the job's `failed` (which carries the same sentence).
   void gpuFaultRecovered(const QString& message);
+  /// After gpuFaultRecovered, when the worker could not get the GPU back (WorkerContext::gpuLost: the
+  /// driver gives the process no new CUDA context): only a restart of gpulab brings the GPU back
+  /// (MainWindow offers it). The same sentence.
+  void gpuLost(const QString& message);
 
  private:
   using Deliver = std::function<void()>;
   using Body = std::function<Deliver(WorkerContext&)>;
-  enum class Outcome { Done, Failed, Cancelled, GpuFault };
+  enum class Outcome { Done, Failed, Cancelled, GpuFault, GpuLost };
 
   JobHandle post(QObject* receiver, Body body, JobOptions options);
   void deliver(const std::shared_ptr<detail::JobState>& state, const QPointer<QObject>& receiver,
