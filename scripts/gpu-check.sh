@@ -75,9 +75,9 @@ if [[ $steps == *soak* ]]; then
 fi
 
 # One compute-sanitizer tool over every binary's GPU tests, in parallel across binaries.
-# Every sanitizer step leaves out *GpuFaultRecovery*: those tests launch a kernel that faults on
-# purpose (an illegal address, to prove the engine resets the device and goes on), which every tool
-# would report; they are checked by the tests step instead.
+# Every sanitizer step leaves out *GpuFaultRecovery* and *GpuFaultRelaunch*: those tests launch a kernel
+# that faults on purpose (an illegal address, to prove the engine resets the device and goes on, or that
+# the programs restart themselves), which every tool would report; the tests step checks them instead.
 sanitizer_step() {  # step tool-arguments...
   local step=$1 filter_var timeout_var filter timeout
   shift
@@ -88,7 +88,7 @@ sanitizer_step() {  # step tool-arguments...
   # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a binary starting later gets
   # what is left (and is not run once under 10 s are left), so its summary is always written.
   local deadline=$(($(date +%s) + ${GPULAB_SANITIZER_STEP_SECONDS:-470}))
-  case $filter in *-*) filter="$filter:*GpuFaultRecovery*" ;; *) filter="$filter-*GpuFaultRecovery*" ;; esac
+  case $filter in *-*) filter="$filter:*GpuFaultRecovery*:*GpuFaultRelaunch*" ;; *) filter="$filter-*GpuFaultRecovery*:*GpuFaultRelaunch*" ;; esac
   mkdir -p "$logs/$step"
   local started=$SECONDS
   printf '%s\n' $suites | grep -v -E 'test_(cli|image_io|lab_cli)$' |

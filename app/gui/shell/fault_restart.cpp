@@ -80,7 +80,7 @@ QString restoredSummary(const RestoreState& state, int restart) {
     kept << (state.photoEdited ? QStringLiteral("the edited photo %1 (from a lossless copy)").arg(state.photoName)
                                : QStringLiteral("the photo %1").arg(state.photoName));
   if (!state.tab.isEmpty()) kept << QStringLiteral("the %1 tab").arg(state.tab);
-  if (!state.filtersOperation.isEmpty()) kept << QStringLiteral("the Filters operation %1").arg(state.filtersOperation);
+  if (!state.filtersOperation.isEmpty()) kept << QStringLiteral("operation %1").arg(state.filtersOperation);
   if (!state.mandelbrotWidth.isEmpty()) kept << QStringLiteral("the Mandelbrot view");
   QString keptText = kept.isEmpty() ? QStringLiteral("nothing") : kept.join(QStringLiteral(", "));
   if (kept.size() > 1) {
@@ -89,12 +89,12 @@ QString restoredSummary(const RestoreState& state, int restart) {
   }
   QString summary = QStringLiteral(
                         "gpulab restarted after a GPU fault (restart %1 of %2) and restored %3; lost: the "
-                        "undo history, the results on screen and the timings")
+                        "undo history, results on screen, timings")
                         .arg(restart)
                         .arg(gpulab::kMaxFaultRestarts)
                         .arg(keptText);
-  if (!state.fault.isEmpty()) summary += QStringLiteral(". The fault: ") + state.fault;
   for (const QString& problem : state.problems) summary += QStringLiteral("; ") + problem;
+  if (!state.fault.isEmpty()) summary += QStringLiteral(". The fault: ") + state.fault;
   return summary;
 }
 
@@ -103,7 +103,7 @@ QMessageBox* createGpuLostDialog(const QString& message, QWidget* parent) {
   box->setObjectName(QStringLiteral("gpuLostDialog"));
   box->setIcon(QMessageBox::Warning);
   box->setWindowTitle(QObject::tr("The GPU faulted"));
-  box->setText(QObject::tr("The GPU faulted, and this gpulab cannot use it again until it restarts."));
+  box->setText(QObject::tr("gpulab lost the GPU: only a restart of gpulab brings it back."));
   box->setInformativeText(
       message + QStringLiteral("\n\n") +
       QObject::tr("Restart gpulab now to get the GPU back: your photo, the tab, the Filters operation and the "

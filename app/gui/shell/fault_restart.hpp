@@ -44,8 +44,9 @@ QString writeRestoreState(const RestoreState& state, const QString& path);
 /// Reads what writeRestoreState wrote; nullopt with `*error` set (one sentence) when it cannot.
 std::optional<RestoreState> readRestoreState(const QString& path, QString* error);
 
-/// "gpulab restarted after a GPU fault (...) and restored the photo coffee.png, the Filters tab, ...;
-/// lost: the undo history, the results on screen and the timings": the status line of the new process.
+/// "gpulab restarted after a GPU fault (restart 1 of 2) and restored the photo coffee.png, the Filters
+/// tab, operation box and the Mandelbrot view; lost: the undo history, results on screen, timings. The
+/// fault: ...": the status line of the new process.
 QString restoredSummary(const RestoreState& state, int restart);
 
 /// The question after a lost GPU: `message` (the worker's sentence), then Restart gpulab now (the

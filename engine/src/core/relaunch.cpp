@@ -67,9 +67,9 @@ std::string faultRestartReason() { return faultRestarts() > 0 ? getEnvironment(k
 
 std::vector<std::string> currentArguments() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() || all.empty())
-    throw std::runtime_error("cannot read this program's command line from /proc/self/cmdline");
+  const std::string all =
+      in ? std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) : std::string();
+  if (all.empty()) throw std::runtime_error("cannot read this program's command line from /proc/self/cmdline");
   std::vector<std::string> arguments;
   std::size_t start = 0;
   while (start < all.size()) {
