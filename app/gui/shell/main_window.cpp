@@ -566,7 +566,9 @@ void MainWindow::reportError(const QString& message) {
   lastError_ = text;
   statusBar()->showMessage(text, 15000);
   emit errorReported(text);
-  if (options_.errorDialogs) {
+  // A job's failure by a lost GPU: the restart dialog (offerRestart) says it already.
+  const bool restartDialogSaysIt = !gpuLostMessage_.isEmpty() && text.contains(gpuLostMessage_);
+  if (options_.errorDialogs && !restartDialogSaysIt) {
     auto* box = new QMessageBox(QMessageBox::Warning, tr("gpulab"), text, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();

@@ -169,6 +169,7 @@ class MainWindow : public QMainWindow {
   QString currentFile_;
   QString lastError_;
   QString startupError_;
+  QString gpuLostMessage_;  // Engine::gpuLost's sentence, once offered a restart for
   bool startupPhotoDone_ = false;
   bool startupDeviceDone_ = false;
   bool startupReported_ = false;

@@ -52,6 +52,7 @@ RestoreState MainWindow::stateForRestart() const {
 }
 
 void MainWindow::offerRestart(const QString& message) {
+  gpuLostMessage_ = message;
   if (!gpulab::mayRestartAfterFault()) {
     showMessage(tr("%1; gpulab restarted %2 times after GPU faults already, so it goes on CPU only")
                     .arg(faultClause(message))
