@@ -165,6 +165,36 @@ TEST(FaultRestart, RelaunchReplacesTheImageWithoutTheOldDescriptors) {
   EXPECT_EQ(test::readBytes(out), "1|why|an argument\nclosed\n");
 }
 
+TEST(FaultRestart, ChildModeRunsTheNewImageAsAChildAndLeavesWithItsExitCode) {
+  EXPECT_EQ(planFaultRestart({"x"}, {}, "why").mode, RelaunchMode::ReplaceProcess);
+  EXPECT_EQ(planFaultRestart({"x"}, {"GPULAB_RELAUNCH=child"}, "why").mode, RelaunchMode::ChildProcess);
+  ScratchDir dir("gpulab-test-relaunch-child");
+  const fs::path out = dir / "pid.txt";
+  std::fflush(nullptr);
+  const pid_t faulted = ::fork();  // stands for the faulted process: relaunch ends it
+  ASSERT_GE(faulted, 0);
+  if (faulted == 0) {
+    RelaunchPlan plan =
+        planFaultRestart({"sh", "-c", "echo \"$$ $GPULAB_FAULT_RESTARTS\" > '" + out.string() + "'; exit 7"},
+                         {"GPULAB_RELAUNCH=child"}, "why");
+    plan.program = "/bin/sh";
+    (void)relaunch(plan);
+    ::_exit(3);  // only when it failed
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(faulted, &status, 0), faulted);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7) << "the child's exit code, passed on (3: relaunch failed)";
+  const std::string written = test::readBytes(out);
+  EXPECT_EQ(written.substr(written.find(' ')), " 1\n");
+  EXPECT_NE(std::stoi(written), faulted) << "a new process, not the faulted one";
+
+  RelaunchPlan missing = planFaultRestart({"x"}, {"GPULAB_RELAUNCH=child"}, "why");
+  missing.program = "/nonexistent/gpulab-cli";
+  EXPECT_EQ(relaunch(missing),
+            "gpulab could not restart itself: execve /nonexistent/gpulab-cli: No such file or directory");
+}
+
 TEST(FaultRestart, AFailedRelaunchIsOneSentenceAndTheProcessGoesOn) {
   RelaunchPlan plan = planFaultRestart({"gpulab-cli", "filter"}, {}, "why");
   plan.program = "/nonexistent/gpulab-cli";
@@ -258,14 +288,19 @@ TEST(GpuFaultRelaunch, FilterRestartsAndWritesWhatARunWithoutTheFaultWrites) {
   const test::Outcome clean = filter(dir / "clean.png");
   ASSERT_EQ(clean.exitCode, 0) << describe(clean);
   ScopedEnv inject("GPULAB_TEST_INJECT_GPU_FAULT", "once");
-  const test::Outcome o = filter(dir / "faulted.png");
-  ASSERT_EQ(o.exitCode, 0) << describe(o);
-  EXPECT_TRUE(has(o.err, "gpulab-cli: the GPU faulted (")) << o.err;
-  EXPECT_TRUE(has(o.err, "; gpulab-cli restarts itself to get a new CUDA context (restart 1 of 2)\n")) << o.err;
-  EXPECT_TRUE(has(o.err, "gpulab-cli: running again after a GPU fault (restart 1 of 2; the GPU faulted (")) << o.err;
-  EXPECT_FALSE(has(o.err, "restart 2 of 2")) << "the restarted run is clean: " << o.err;
-  EXPECT_TRUE(has(o.out, "wrote " + (dir / "faulted.png").string())) << o.out;
-  expectSameImage(dir / "clean.png", dir / "faulted.png");
+  for (const char* mode : {"", "child"}) {  // in place (the default), and as a child process
+    SCOPED_TRACE(std::string("GPULAB_RELAUNCH=") + mode);
+    ScopedEnv relaunchMode(kRelaunchModeVariable, mode);
+    const fs::path faulted = dir / (std::string("faulted-") + mode + ".png");
+    const test::Outcome o = filter(faulted);
+    ASSERT_EQ(o.exitCode, 0) << describe(o);
+    EXPECT_TRUE(has(o.err, "gpulab-cli: the GPU faulted (")) << o.err;
+    EXPECT_TRUE(has(o.err, "; gpulab-cli restarts itself to get a new CUDA context (restart 1 of 2)\n")) << o.err;
+    EXPECT_TRUE(has(o.err, "gpulab-cli: running again after a GPU fault (restart 1 of 2; the GPU faulted (")) << o.err;
+    EXPECT_FALSE(has(o.err, "restart 2 of 2")) << "the restarted run is clean: " << o.err;
+    EXPECT_TRUE(has(o.out, "wrote " + faulted.string())) << o.out;
+    expectSameImage(dir / "clean.png", faulted);
+  }
 }
 
 TEST(GpuFaultRelaunch, BatchRestartsAndLosesNoImage) {
@@ -279,14 +314,19 @@ TEST(GpuFaultRelaunch, BatchRestartsAndLosesNoImage) {
   const test::Outcome clean = batch(dir / "clean");
   ASSERT_EQ(clean.exitCode, 0) << describe(clean);
   ScopedEnv inject("GPULAB_TEST_INJECT_GPU_FAULT", "once");
-  const test::Outcome o = batch(dir / "faulted");
-  ASSERT_EQ(o.exitCode, 0) << describe(o);
-  EXPECT_TRUE(has(o.err, "gpulab-cli: the GPU faulted (")) << o.err;
-  EXPECT_TRUE(has(o.err, "; gpulab-cli restarts itself to get a new CUDA context (restart 1 of 2)\n")) << o.err;
-  EXPECT_TRUE(has(o.err, "gpulab-cli: running again after a GPU fault (restart 1 of 2")) << o.err;
-  EXPECT_TRUE(has(o.out, "resuming after a GPU fault: ")) << o.out;
-  ASSERT_EQ(names(dir / "faulted"), names(dir / "clean")) << describe(o);
-  for (const std::string& name : names(dir / "clean")) expectSameImage(dir / "clean" / name, dir / "faulted" / name);
+  for (const char* mode : {"", "child"}) {
+    SCOPED_TRACE(std::string("GPULAB_RELAUNCH=") + mode);
+    ScopedEnv relaunchMode(kRelaunchModeVariable, mode);
+    const fs::path faulted = dir / (std::string("faulted-") + mode);
+    const test::Outcome o = batch(faulted);
+    ASSERT_EQ(o.exitCode, 0) << describe(o);
+    EXPECT_TRUE(has(o.err, "gpulab-cli: the GPU faulted (")) << o.err;
+    EXPECT_TRUE(has(o.err, "; gpulab-cli restarts itself to get a new CUDA context (restart 1 of 2)\n")) << o.err;
+    EXPECT_TRUE(has(o.err, "gpulab-cli: running again after a GPU fault (restart 1 of 2")) << o.err;
+    EXPECT_TRUE(has(o.out, "resuming after a GPU fault: ")) << o.out;
+    ASSERT_EQ(names(faulted), names(dir / "clean")) << describe(o);
+    for (const std::string& name : names(dir / "clean")) expectSameImage(dir / "clean" / name, faulted / name);
+  }
 }
 
 TEST(GpuFaultRelaunch, AFaultEveryTimeStopsAfterTwoRestarts) {

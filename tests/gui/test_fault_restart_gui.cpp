@@ -288,27 +288,32 @@ TEST(FaultRestartGui, AtTheLimitOrWhenExecveFailsItGoesOnCpuOnly) {
 TEST(GpuFaultRelaunch, GuiRestartsItselfRestoresAndTakesTheScreenshot) {
   GPULAB_REQUIRE_GPU();
   QTemporaryDir dir;
-  const QString shot = dir.filePath(QStringLiteral("after-restart.png"));
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-  env.insert(QStringLiteral("GPULAB_TEST_INJECT_GPU_FAULT"), QStringLiteral("once"));
-  env.remove(QString::fromLatin1(kFaultRestartsVariable));
-  const test::ProgramRun run =
-      test::runProgram(QStringLiteral(GPULAB_GUI_PATH),
-                       {QStringLiteral("--screenshot"), shot, QStringLiteral("--size"), QStringLiteral("1200x800"),
-                        QStringLiteral("--filters-op"), QStringLiteral("box"), QStringLiteral("--apply")},
-                       env);
-  ASSERT_EQ(run.exitCode, 0) << run.describe();
-  EXPECT_TRUE(run.err.contains(QStringLiteral("gpulab: The GPU faulted ("))) << run.describe();
-  EXPECT_TRUE(run.err.contains(QStringLiteral("gpulab restarts itself to get a new CUDA context (restart 1 of 2)")))
-      << run.describe();
-  EXPECT_TRUE(run.err.contains(QStringLiteral(
-      "gpulab restarted after a GPU fault (restart 1 of 2) and restored the photo coffee.png, the Filters tab, "
-      "operation box")))
-      << run.describe();
-  EXPECT_TRUE(QFile::exists(shot)) << run.describe();
-  if (const QByteArray out = qgetenv("GPULAB_TEST_SCREENSHOTS"); !out.isEmpty())
-    QFile::copy(shot, QDir(QString::fromLocal8Bit(out)).filePath(QStringLiteral("gpu-restart-screenshot.png")));
+  for (const QString mode : {QString(), QStringLiteral("child")}) {  // in place (the default), as a child
+    SCOPED_TRACE("GPULAB_RELAUNCH=" + mode.toStdString());
+    const QString shot = dir.filePath(QStringLiteral("after-restart%1.png").arg(mode));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("GPULAB_TEST_INJECT_GPU_FAULT"), QStringLiteral("once"));
+    env.insert(QString::fromLatin1(kRelaunchModeVariable), mode);
+    env.remove(QString::fromLatin1(kFaultRestartsVariable));
+    const test::ProgramRun run =
+        test::runProgram(QStringLiteral(GPULAB_GUI_PATH),
+                         {QStringLiteral("--screenshot"), shot, QStringLiteral("--size"), QStringLiteral("1200x800"),
+                          QStringLiteral("--filters-op"), QStringLiteral("box"), QStringLiteral("--apply")},
+                         env);
+    ASSERT_EQ(run.exitCode, 0) << run.describe();
+    EXPECT_TRUE(run.err.contains(QStringLiteral("gpulab: The GPU faulted ("))) << run.describe();
+    EXPECT_TRUE(run.err.contains(QStringLiteral("gpulab restarts itself to get a new CUDA context (restart 1 of 2)")))
+        << run.describe();
+    EXPECT_TRUE(
+        run.err.contains(QStringLiteral("gpulab restarted after a GPU fault (restart 1 of 2) and restored the "
+                                        "photo coffee.png, the Filters tab, operation box")))
+        << run.describe();
+    EXPECT_TRUE(QFile::exists(shot)) << run.describe();
+    if (const QByteArray out = qgetenv("GPULAB_TEST_SCREENSHOTS"); !out.isEmpty())
+      QFile::copy(shot,
+                  QDir(QString::fromLocal8Bit(out)).filePath(QStringLiteral("gpu-restart-screenshot%1.png").arg(mode)));
+  }
 }
 
 }  // namespace

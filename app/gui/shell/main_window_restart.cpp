@@ -2,6 +2,7 @@
 // restoring what the restart keeps (shell/fault_restart.hpp).
 #include <unistd.h>
 
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -104,8 +105,15 @@ void MainWindow::relaunchWith(const RestoreState& state) {
       std::fprintf(stderr, "gpulab: %s; gpulab restarts itself to get a new CUDA context (restart %d of %d)\n",
                    qPrintable(state.fault), gpulab::faultRestarts() + 1, gpulab::kMaxFaultRestarts);
       std::fflush(stderr);
-      // Returns only when the process could not be replaced.
-      failure = QString::fromStdString(options_.relaunch ? options_.relaunch(plan) : gpulab::relaunch(plan));
+      if (options_.relaunch) {
+        failure = QString::fromStdString(options_.relaunch(plan));
+      } else {
+        // A child process takes over (GPULAB_RELAUNCH=child): this one only waits for it, unseen.
+        if (plan.mode == gpulab::RelaunchMode::ChildProcess)
+          for (QWidget* widget : QApplication::topLevelWidgets()) widget->hide();
+        QCoreApplication::processEvents();
+        failure = QString::fromStdString(gpulab::relaunch(plan));  // returns only when it failed
+      }
     } catch (const std::exception& e) {
       failure = QString::fromStdString(e.what());
     }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -141,21 +142,54 @@ RelaunchPlan planFaultRestart(std::vector<std::string> arguments, std::vector<st
   plan.environment = std::move(environment);
   setEnvironmentValue(plan.environment, kFaultRestartsVariable, std::to_string(restarts + 1));
   setEnvironmentValue(plan.environment, kFaultReasonVariable, faultSentence);
+  if (environmentValue(plan.environment, kRelaunchModeVariable) == "child") plan.mode = RelaunchMode::ChildProcess;
   return plan;
 }
 
 std::string relaunch(const RelaunchPlan& plan) {
   if (plan.arguments.empty()) return "gpulab could not restart itself: the command line is empty";
-  std::vector<char*> argv, envp;
+  std::vector<char*> argv, envp;  // made before a fork: the child only calls execve
   for (const std::string& a : plan.arguments) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   for (const std::string& e : plan.environment) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   std::fflush(nullptr);  // what this image printed (the fault's sentence) comes before the new one's
   markDescriptorsCloseOnExec();
-  ::execve(plan.program.c_str(), argv.data(), envp.data());
-  const int error = errno;
-  return "gpulab could not restart itself: execve " + plan.program + ": " + std::strerror(error);
+  const std::string failed = "gpulab could not restart itself: ";
+  if (plan.mode == RelaunchMode::ReplaceProcess) {
+    ::execve(plan.program.c_str(), argv.data(), envp.data());
+    return failed + "execve " + plan.program + ": " + std::strerror(errno);
+  }
+  // A child: it reports a failed execve through a close-on-exec pipe (nothing comes when it worked).
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return failed + "pipe: " + std::strerror(errno);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int error = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return failed + "fork: " + std::strerror(error);
+  }
+  if (child == 0) {
+    ::execve(plan.program.c_str(), argv.data(), envp.data());
+    const int error = errno;
+    (void)!::write(report[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  ::close(report[1]);
+  int error = 0;
+  ssize_t got = 0;
+  while ((got = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got == static_cast<ssize_t>(sizeof error)) return failed + "execve " + plan.program + ": " + std::strerror(error);
+  // The child's outcome is the program's: leave at once (the faulted CUDA context goes with the process;
+  // no destructor or exit handler waits on it).
+  std::fflush(nullptr);
+  std::_Exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 }  // namespace gpulab

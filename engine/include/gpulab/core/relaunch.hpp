@@ -30,6 +30,18 @@ inline constexpr const char* kFaultRestartsVariable = "GPULAB_FAULT_RESTARTS";
 inline constexpr const char* kFaultReasonVariable = "GPULAB_FAULT_REASON";
 /// At most this many restarts after faults in a row; the next fault is reported and ends it.
 inline constexpr int kMaxFaultRestarts = 2;
+/// "child": restart as a child process (RelaunchMode::ChildProcess) instead of in place.
+inline constexpr const char* kRelaunchModeVariable = "GPULAB_RELAUNCH";
+
+/// How the new image replaces the faulted one.
+enum class RelaunchMode {
+  /// execve in this process (the default): same process id, nothing of the old image left.
+  ReplaceProcess,
+  /// fork + execve, and the faulted process waits for the child and exits with its exit code (its
+  /// windows hidden first): a new process id, as NVIDIA documents the recovery, for a driver that would
+  /// keep the faulted context across an execve in place. GPULAB_RELAUNCH=child selects it.
+  ChildProcess,
+};
 
 /// The restart counter of this process (kFaultRestartsVariable): 0 when unset or not a count.
 int faultRestarts();
@@ -43,6 +55,7 @@ struct RelaunchPlan {
   std::string program = "/proc/self/exe";  ///< this very executable, even when argv[0] is relative
   std::vector<std::string> arguments;
   std::vector<std::string> environment;  ///< "NAME=value"
+  RelaunchMode mode = RelaunchMode::ReplaceProcess;
 };
 
 /// This process's argv as it was started (/proc/self/cmdline), before any library took options out.
@@ -60,15 +73,17 @@ std::string environmentValue(const std::vector<std::string>& environment, std::s
 void setArgumentValue(std::vector<std::string>& arguments, std::string_view name, std::string_view value);
 
 /// The restart after a fault described by `faultSentence`: the same `arguments`, `environment` with
-/// the counter one higher and the reason set. Throws std::runtime_error with one sentence when the
-/// counter in `environment` has reached kMaxFaultRestarts, or `arguments` is empty.
+/// the counter one higher and the reason set, the mode from kRelaunchModeVariable in `environment`. Throws
+/// std::runtime_error with one sentence when the counter in `environment` has reached kMaxFaultRestarts, or `arguments`
+/// is empty.
 RelaunchPlan planFaultRestart(std::vector<std::string> arguments, std::vector<std::string> environment,
                               const std::string& faultSentence);
 
-/// Replaces this process with `plan` (execve): flushes stdout and stderr and marks every descriptor
-/// above stderr close-on-exec first (close_range, else each of /proc/self/fd), so the new image holds
-/// none of the faulted CUDA driver's files. Returns only when execve failed: the sentence why
-/// ("gpulab could not restart itself: execve /proc/self/exe: ..."); the process goes on as it was.
+/// Replaces this process with `plan` (execve; in ChildProcess mode a child runs it, and this process
+/// exits with the child's exit code once it ends): flushes stdout and stderr and marks every
+/// descriptor above stderr close-on-exec first (close_range, else each of /proc/self/fd), so the new
+/// image holds none of the faulted CUDA driver's files. Returns only when execve (or fork) failed: the
+/// sentence why ("gpulab could not restart itself: execve /proc/self/exe: ..."); the process goes on.
 std::string relaunch(const RelaunchPlan& plan);
 
 }  // namespace gpulab
