@@ -279,7 +279,8 @@ TEST(FaultRestartGui, AtTheLimitOrWhenExecveFailsItGoesOnCpuOnly) {
   ASSERT_TRUE(waitUntil([&] { return !why.isEmpty(); }));
   EXPECT_EQ(why, QString::fromStdString(w.failure));
   EXPECT_EQ(w.window.statusBar()->currentMessage(),
-            QStringLiteral("gpulab could not restart (%1), so it goes on CPU only").arg(why));
+            QStringLiteral("gpulab could not restart (execve /proc/self/exe: Permission denied), so it goes on CPU "
+                           "only"));
 }
 
 // ---------------------------------------------------------------------------------------------

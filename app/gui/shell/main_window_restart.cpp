@@ -109,10 +109,16 @@ void MainWindow::relaunchWith(const RestoreState& state) {
         failure = QString::fromStdString(options_.relaunch(plan));
       } else {
         // A child process takes over (GPULAB_RELAUNCH=child): this one only waits for it, unseen.
+        QList<QWidget*> hidden;
         if (plan.mode == gpulab::RelaunchMode::ChildProcess)
-          for (QWidget* widget : QApplication::topLevelWidgets()) widget->hide();
+          for (QWidget* widget : QApplication::topLevelWidgets())
+            if (widget->isVisible()) {
+              widget->hide();
+              hidden << widget;
+            }
         QCoreApplication::processEvents();
         failure = QString::fromStdString(gpulab::relaunch(plan));  // returns only when it failed
+        for (QWidget* widget : hidden) widget->show();
       }
     } catch (const std::exception& e) {
       failure = QString::fromStdString(e.what());
@@ -120,7 +126,10 @@ void MainWindow::relaunchWith(const RestoreState& state) {
   }
   if (failure.isEmpty()) return;  // a test's relaunch that records the plan
   QFile::remove(file);
-  showMessage(tr("gpulab could not restart (%1), so it goes on CPU only").arg(failure), 0);
+  QString why = failure;
+  if (const QString prefix = QStringLiteral("gpulab could not restart itself: "); why.startsWith(prefix))
+    why.remove(0, prefix.size());
+  showMessage(tr("gpulab could not restart (%1), so it goes on CPU only").arg(why), 0);
   emit restartFailed(failure);
 }
 
