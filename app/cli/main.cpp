@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "fault_restart.hpp"
 #include "gpulab/core/errors.hpp"
+#include "gpulab/core/relaunch.hpp"
 #include "gpulab_build_version.hpp"
 
 namespace {
@@ -18,6 +19,7 @@ int fail(int code, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::adoptFaultRestartState();  // restarted after a GPU fault: this process's, not its children's
   CLI::App app{"gpulab-cli: GPU image processing and GPU-computing lab, headless"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION_STRING);

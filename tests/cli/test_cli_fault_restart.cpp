@@ -88,6 +88,30 @@ TEST(FaultRestart, CounterComesFromTheEnvironmentAndIsBounded) {
   }
 }
 
+TEST(FaultRestart, AdoptedStateLeavesTheEnvironmentButCountsOn) {
+  std::fflush(nullptr);
+  const pid_t child = ::fork();  // adopting is once per process: not in this one
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::setenv(kFaultRestartsVariable, "1", 1);
+    ::setenv(kFaultReasonVariable, "the GPU faulted (x)", 1);
+    adoptFaultRestartState();
+    int failures = 0;
+    failures += std::getenv(kFaultRestartsVariable) != nullptr;  // children of this process do not see it
+    failures += std::getenv(kFaultReasonVariable) != nullptr;
+    failures += faultRestarts() != 1;
+    failures += faultRestartReason() != "the GPU faulted (x)";
+    const std::vector<std::string> env = currentEnvironment();  // what a restart counts on from
+    failures += environmentValue(env, kFaultRestartsVariable) != "1";
+    failures += environmentValue(planFaultRestart({"x"}, env, "y").environment, kFaultRestartsVariable) != "2";
+    ::_exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "checks failed in the child";
+}
+
 TEST(FaultRestart, PlanCountsUpKeepsArgumentsAndStopsAtTheLimit) {
   const std::vector<std::string> args = {"/usr/bin/gpulab-cli", "filter", "--in", "a b.png"};
   RelaunchPlan plan = planFaultRestart(args, {"HOME=/root", "PATH=/bin"}, "the GPU faulted (boom)");

@@ -194,6 +194,7 @@ void zoomBenchmarkWhenReady(gpulab::gui::MainWindow& window, const gpulab::gui::
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::adoptFaultRestartState();  // restarted after a GPU fault: this process's, not its children's
   // --help and --version answer before QApplication exists, so that they work without a display.
   // Qt's own options (-platform, -style, ...) are unknown here: such command lines are read again
   // below, once QApplication has taken its options out, unless there is no display to start.

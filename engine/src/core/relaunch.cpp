@@ -58,13 +58,40 @@ void markDescriptorsCloseOnExec() {
   ::closedir(dir);
 }
 
+/// What adoptFaultRestartState took out of the environment (written once, before any thread).
+struct Adopted {
+  bool done = false;
+  std::string restarts;
+  std::string reason;
+};
+
+Adopted& adopted() {
+  static Adopted state;
+  return state;
+}
+
+std::string restartsText() { return adopted().done ? adopted().restarts : getEnvironment(kFaultRestartsVariable); }
+
 }  // namespace
 
-int faultRestarts() { return parseCount(getEnvironment(kFaultRestartsVariable)); }
+void adoptFaultRestartState() {
+  Adopted& state = adopted();
+  if (state.done) return;
+  state.restarts = getEnvironment(kFaultRestartsVariable);
+  state.reason = getEnvironment(kFaultReasonVariable);
+  state.done = true;
+  ::unsetenv(kFaultRestartsVariable);
+  ::unsetenv(kFaultReasonVariable);
+}
+
+int faultRestarts() { return parseCount(restartsText()); }
 
 bool mayRestartAfterFault() { return faultRestarts() < kMaxFaultRestarts; }
 
-std::string faultRestartReason() { return faultRestarts() > 0 ? getEnvironment(kFaultReasonVariable) : std::string(); }
+std::string faultRestartReason() {
+  if (faultRestarts() == 0) return {};
+  return adopted().done ? adopted().reason : getEnvironment(kFaultReasonVariable);
+}
 
 std::vector<std::string> currentArguments() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -85,6 +112,10 @@ std::vector<std::string> currentArguments() {
 std::vector<std::string> currentEnvironment() {
   std::vector<std::string> environment;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) environment.emplace_back(*entry);
+  if (const Adopted& state = adopted(); state.done && !state.restarts.empty()) {
+    setEnvironmentValue(environment, kFaultRestartsVariable, state.restarts);
+    setEnvironmentValue(environment, kFaultReasonVariable, state.reason);
+  }
   return environment;
 }
 

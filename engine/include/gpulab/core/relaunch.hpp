@@ -43,7 +43,12 @@ enum class RelaunchMode {
   ChildProcess,
 };
 
-/// The restart counter of this process (kFaultRestartsVariable): 0 when unset or not a count.
+/// At the start of main, before any thread: takes the restart counter and reason out of the
+/// environment into this process (faultRestarts() and faultRestartReason() answer from them), so the
+/// programs gpulab starts (a lab's child process) do not inherit them. Once; later calls do nothing.
+void adoptFaultRestartState();
+/// The restart counter of this process (kFaultRestartsVariable, or what adoptFaultRestartState took):
+/// 0 when unset or not a count.
 int faultRestarts();
 /// faultRestarts() < kMaxFaultRestarts: a fault may still be answered by a restart.
 bool mayRestartAfterFault();
@@ -61,7 +66,8 @@ struct RelaunchPlan {
 /// This process's argv as it was started (/proc/self/cmdline), before any library took options out.
 /// Throws std::runtime_error with one sentence when it cannot be read.
 std::vector<std::string> currentArguments();
-/// This process's environment as "NAME=value" strings.
+/// This process's environment as "NAME=value" strings, with what adoptFaultRestartState took out
+/// put back (the restart's plan counts on from it).
 std::vector<std::string> currentEnvironment();
 
 /// Sets NAME=value in `environment`, replacing an earlier NAME.
