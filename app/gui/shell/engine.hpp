@@ -25,7 +25,9 @@
 // gpulab::OperationCancelled, or a cancel() before delivery, becomes `cancelled`. A sticky GPU fault
 // (gpulab::GpuFaultError, or any failure that left the CUDA context poisoned) is recovered on the
 // worker before the next job: the device is reset, the GPU context rebuilt and the photo uploaded
-// again; the job fails with the sentence that says so, and gpuFaultRecovered carries it too.
+// again; the job fails with the sentence that says so, and gpuFaultRecovered carries it too. Where the
+// driver gives the process no new context, gpuLost follows, and the main window offers to restart
+// gpulab (shell/fault_restart.hpp).
 #pragma once
 
 #include <QHash>
