@@ -228,7 +228,9 @@ TEST(FaultRestartGui, RestartHandsOverTheTabOperationAndViewAndTheNewWindowResto
   const MandelbrotView& view = restored.findChild<MandelbrotTab*>()->view();
   EXPECT_EQ(QString::fromStdString(view.width.toString()), QStringLiteral("0.000123"));
   EXPECT_EQ(QString::fromStdString(view.centerX.toString()), state->mandelbrotCenterX);
-  EXPECT_EQ(summary, restoredSummary(*state, 1));
+  EXPECT_EQ(summary, restoredSummary(*state, 1, QStringLiteral("the photo is on the host only (no GPU)")));
+  EXPECT_TRUE(summary.contains(QStringLiteral("Mandelbrot view; the photo is on the host only (no GPU); lost: ")))
+      << summary.toStdString();
   EXPECT_EQ(restored.statusBar()->currentMessage(), summary);
   EXPECT_EQ(restored.photo().displayName(), QStringLiteral("coffee.png"));
   saveShot(restored, "gpu-restart-restored.png");
@@ -310,6 +312,7 @@ TEST(GpuFaultRelaunch, GuiRestartsItselfRestoresAndTakesTheScreenshot) {
         run.err.contains(QStringLiteral("gpulab restarted after a GPU fault (restart 1 of 2) and restored the "
                                         "photo coffee.png, the Filters tab, operation box")))
         << run.describe();
+    EXPECT_TRUE(run.err.contains(QStringLiteral("; the photo is on the GPU again; lost: "))) << run.describe();
     EXPECT_TRUE(QFile::exists(shot)) << run.describe();
     if (const QByteArray out = qgetenv("GPULAB_TEST_SCREENSHOTS"); !out.isEmpty())
       QFile::copy(shot,

@@ -74,7 +74,7 @@ std::optional<RestoreState> readRestoreState(const QString& path, QString* error
   return state;
 }
 
-QString restoredSummary(const RestoreState& state, int restart) {
+QString restoredSummary(const RestoreState& state, int restart, const QString& photoPlace) {
   QStringList kept;
   if (!state.photoName.isEmpty())
     kept << (state.photoEdited ? QStringLiteral("the edited photo %1 (from a lossless copy)").arg(state.photoName)
@@ -93,6 +93,8 @@ QString restoredSummary(const RestoreState& state, int restart) {
                         .arg(restart)
                         .arg(gpulab::kMaxFaultRestarts)
                         .arg(keptText);
+  if (!photoPlace.isEmpty())
+    summary.replace(QStringLiteral("; lost: "), QStringLiteral("; ") + photoPlace + QStringLiteral("; lost: "));
   for (const QString& problem : state.problems) summary += QStringLiteral("; ") + problem;
   if (!state.fault.isEmpty()) summary += QStringLiteral(". The fault: ") + state.fault;
   return summary;

@@ -47,7 +47,8 @@ std::optional<RestoreState> readRestoreState(const QString& path, QString* error
 /// "gpulab restarted after a GPU fault (restart 1 of 2) and restored the photo coffee.png, the Filters
 /// tab, operation box and the Mandelbrot view; lost: the undo history, results on screen, timings. The
 /// fault: ...": the status line of the new process.
-QString restoredSummary(const RestoreState& state, int restart);
+/// `photoPlace` ("the photo is on the GPU again"), when given, follows what was restored.
+QString restoredSummary(const RestoreState& state, int restart, const QString& photoPlace = {});
 
 /// The question after a lost GPU: `message` (the worker's sentence), then Restart gpulab now (the
 /// default; object name "restartButton") or Continue on the CPU (Escape; "continueOnCpuButton").

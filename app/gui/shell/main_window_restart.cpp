@@ -164,7 +164,16 @@ void MainWindow::restoreAfterRestart(const RestoreState& state, int restart) {
           result.problems << tr("the photo could not be opened again (%1)").arg(startupError_);
         }
         if (shown.photoEdited) QFile::remove(shown.photo);  // the copy is on the worker now
-        const QString summary = restoredSummary(result, restart);
+        // Where the photo is now: on the GPU again is what the restart was for.
+        QString place;
+        if (photo_.hasPhoto()) {
+          const PhotoUpdate& now = photo_.current();
+          place =
+              now.onGpu
+                  ? tr("the photo is on the GPU again")
+                  : tr("the photo is on the host only (%1)").arg(now.gpuNote.isEmpty() ? tr("no GPU") : now.gpuNote);
+        }
+        const QString summary = restoredSummary(result, restart, place);
         showMessage(summary, 0);
         std::fprintf(stderr, "%s\n", qPrintable(summary));  // "gpulab restarted after ..."
         std::fflush(stderr);
