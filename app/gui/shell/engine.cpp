@@ -46,6 +46,7 @@ void WorkerContext::selectDevice(int index) {
 }
 
 QString WorkerContext::recoverFromGpuFault(const QString& fault) {
+  gpuLost_ = false;  // this fault's outcome alone
   QString sentence = fault;
   if (!sentence.isEmpty()) sentence[0] = sentence[0].toUpper();
   try {
