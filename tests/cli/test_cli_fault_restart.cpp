@@ -375,8 +375,8 @@ TEST(GpuFaultRelaunch, OtherCommandsStopWithExitCodeOne) {
   ScratchDir dir("gpulab-test-relaunch-fft");
   const std::vector<fs::path> inputs = writePhotos(dir / "in", 1);
   ScopedEnv inject("GPULAB_TEST_INJECT_GPU_FAULT", "once");
-  const test::Outcome o =
-      runCli({"fft", "--in", inputs[0].string(), "--out", (dir / "out.png").string(), "--device", "gpu"});
+  const test::Outcome o = runCli(
+      {"fft", "--in", inputs[0].string(), "--cutoff", "0.2", "--out", (dir / "out.png").string(), "--device", "gpu"});
   EXPECT_EQ(o.exitCode, 1) << describe(o);
   EXPECT_TRUE(test::isOneLine(o.err)) << o.err;
   EXPECT_TRUE(has(o.err, "gpulab-cli: the GPU faulted (")) << o.err;
