@@ -96,8 +96,9 @@ fi
 # binaries run GPULAB_SANITIZER_JOBS at a time (default 12), largest binaries first, so the big filter
 # tables finish inside one call. GPULAB_UNDER_SANITIZER=1 tells the tests that time things that the
 # tool's slowdown makes their timing meaningless (they still run their GPU work; see gpu_test.hpp).
-# Every sanitizer step leaves out *GpuFaultRecovery* and *GpuFaultRelaunch*: those tests fault the GPU on
-# purpose, which every tool would report; the tests step checks them.
+# Every sanitizer step leaves out *GpuFaultRecovery* and *GpuFaultRelaunch*: those tests launch a kernel
+# that faults on purpose (an illegal address, to prove the engine resets the device and goes on, or that
+# the programs restart themselves), which every tool would report; the tests step checks them instead.
 sanitizer_step() {  # step tool-arguments...
   local step=$1 filter_var timeout_var filter timeout per
   shift

@@ -6,20 +6,30 @@
 // --gpus all|0,1|N spreads the compute over several GPUs, one pipeline each, fed by the same decode
 // and encode threads; the summary then shows images/s per GPU and in total, and which stage bounded
 // the rate (decode, encode or the GPUs). --json FILE writes the summary with the devices it ran on.
+// A GPU fault (a sticky CUDA error) ends the run with a GpuFaultError after the summary; gpulab-cli then
+// restarts itself (fault_restart.hpp), and the restarted batch skips the images written before the
+// fault, so none is made twice and none is lost.
 //   gpulab-cli batch --op box --radius 15 --in photos/ --out blurred/ --format jpg --shard 2/8
 //   gpulab-cli batch --op median --radius 3 --in photos/ --out out/ --gpus all --json batch.json
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_support.hpp"
 #include "commands.hpp"
+#include "fault_restart.hpp"
 #include "gpulab/core/device.hpp"
+#include "gpulab/core/errors.hpp"
+#include "gpulab/core/relaunch.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/pipeline/batch.hpp"
 #include "op_options.hpp"
@@ -144,6 +154,29 @@ void printSummary(const BatchSummary& s) {
   }
 }
 
+/// Restarted after a GPU fault: the inputs written before it (kBatchWrittenVariable's list, which is
+/// removed once read) are taken out of `inputs`, and a line says so.
+std::vector<std::filesystem::path> writtenBeforeRestart(std::vector<std::filesystem::path>& inputs) {
+  const char* list = std::getenv(kBatchWrittenVariable);
+  if (faultRestarts() == 0 || list == nullptr || *list == '\0') return {};
+  std::vector<std::filesystem::path> written = readPathList(list);
+  std::error_code ec;
+  std::filesystem::remove(list, ec);
+  const std::size_t all = inputs.size();
+  inputs = withoutWritten(inputs, written);
+  std::printf("resuming after a GPU fault: %zu of %zu images were written before it, %zu remain\n", all - inputs.size(),
+              all, inputs.size());
+  return written;
+}
+
+/// Leaves the list of inputs written so far for the process gpulab-cli restarts into.
+void handOverWritten(const std::vector<std::filesystem::path>& written) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("gpulab-batch-written-" + std::to_string(::getpid()) + ".txt");
+  if (writePathList(file, written)) setRestartEnvironment(kBatchWrittenVariable, file.string());
+  // Unwritable: the restarted batch makes every image again (none is lost).
+}
+
 nlohmann::json toJson(const BatchSummary& s) {
   nlohmann::json doc = {{"total", s.total},
                         {"written", s.written},
@@ -224,6 +257,9 @@ void run(const BatchArgs& a) {
     std::printf("shard %d/%d: %zu of %zu files\n", k, n, options.inputs.size(), all);
     if (options.inputs.empty()) return;
   }
+  // Restarted after a GPU fault: what was written before it is not made again.
+  auto written = std::make_shared<std::vector<std::filesystem::path>>(writtenBeforeRestart(options.inputs));
+  if (options.inputs.empty()) return;
   options.outDir = a.out;
   std::ofstream json;  // opened first: a bad path fails before the batch runs
   if (!a.jsonPath.empty()) {
@@ -231,9 +267,27 @@ void run(const BatchArgs& a) {
     if (!json) throw std::runtime_error("cannot write '" + a.jsonPath + "'");
   }
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  options.onProgress = [terminal](const BatchProgress& p) { printProgress(p, terminal); };
-  const BatchSummary summary = asUsage([&] { return runBatch(options); });
+  options.onProgress = [terminal, written](const BatchProgress& p) {  // called one at a time
+    if (p.lastError.empty()) written->push_back(p.last);
+    printProgress(p, terminal);
+  };
+  BatchSummary summary;
+  try {
+    summary = asUsage([&] { return runBatch(options); });
+  } catch (const GpuFaultError&) {
+    handOverWritten(*written);
+    throw;
+  }
   printSummary(summary);
+  // A GPU that failed with a sticky fault: the process's CUDA context is lost (main restarts it).
+  const bool gpuFailed = std::any_of(summary.pipelines.begin(), summary.pipelines.end(),
+                                     [](const BatchPipeline& p) { return p.failed && p.device >= 0; });
+  if (gpuFailed) {
+    if (const std::optional<std::string> fault = stickyGpuFault()) {
+      handOverWritten(*written);
+      throw GpuFaultError("the batch's GPU pipeline", __FILE__, __LINE__, 0, *fault, *fault);
+    }
+  }
   if (json.is_open()) {
     json << toJson(summary).dump(2) << "\n";
     if (!json) throw std::runtime_error("writing '" + a.jsonPath + "' failed");

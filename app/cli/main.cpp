@@ -4,7 +4,9 @@
 #include <string>
 
 #include "commands.hpp"
+#include "fault_restart.hpp"
 #include "gpulab/core/errors.hpp"
+#include "gpulab/core/relaunch.hpp"
 #include "gpulab_build_version.hpp"
 
 namespace {
@@ -17,6 +19,7 @@ int fail(int code, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::adoptFaultRestartState();  // restarted after a GPU fault: this process's, not its children's
   CLI::App app{"gpulab-cli: GPU image processing and GPU-computing lab, headless"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpulab-cli " GPULAB_VERSION_STRING);
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   gpulab::cli::registerBench(app);
   gpulab::cli::registerBatch(app);
   gpulab::cli::registerSoak(app);
+  gpulab::cli::reportRestart();  // a process restarted after a GPU fault says so first
 
   try {
     app.parse(argc, argv);
@@ -42,8 +46,9 @@ int main(int argc, char** argv) {
     return fail(2, message + " (see 'gpulab-cli --help')");
   } catch (const gpulab::cli::UsageError& e) {
     return fail(2, e.what());
-  } catch (const gpulab::GpuFaultError& e) {  // a sticky fault: one sentence, not the call's file and line
-    return fail(1, gpulab::describeGpuFault(e) + ": the CUDA context is lost, so gpulab-cli stops; run it again");
+  } catch (const gpulab::GpuFaultError& e) {  // a sticky fault: one sentence; filter and batch restart
+    const auto commands = app.get_subcommands();
+    return gpulab::cli::answerGpuFault(e, commands.empty() ? "" : commands.front()->get_name());
   } catch (const std::exception& e) {
     return fail(1, e.what());
   }

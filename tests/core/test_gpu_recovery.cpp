@@ -125,7 +125,11 @@ void recoverOrNote() {
     recoverDevice();
   } catch (const CudaError& e) {
     if (e.code() != static_cast<int>(cudaErrorDevicesUnavailable)) throw;
-    gRefusal = std::string("the driver refused a new CUDA context in this process after the fault: ") + e.what();
+    // Such drivers want the process relaunched: gpulab restarts itself there (suite GpuFaultRelaunch).
+    gRefusal = std::string(
+                   "the driver refused a new CUDA context in this process after the fault (gpulab restarts "
+                   "the process there instead: suite GpuFaultRelaunch): ") +
+               e.what();
   }
 }
 

@@ -295,7 +295,12 @@ CommandLine parseCommandLine(const QStringList& arguments) {
       QStringLiteral("With --zoom-benchmark: wheel steps per second (default 120); 0 sends each step once the "
                      "previous step's frame is painted."),
       QStringLiteral("HZ"));
-  parser.addOptions({screenshot, tab, size, apply, zoomBenchmark, zoomRate});
+  // Internal: gpulab restarting itself after a GPU fault hands the new process what to restore
+  // (shell/fault_restart.hpp); not for users, so not in --help.
+  QCommandLineOption restore(QStringLiteral("restore-after-fault"), QStringLiteral("Internal."),
+                             QStringLiteral("FILE"));
+  restore.setFlags(QCommandLineOption::HiddenFromHelp);
+  parser.addOptions({screenshot, tab, size, apply, zoomBenchmark, zoomRate, restore});
   const LabOptionSet labOptions = addLabOptions(parser);
   const MandelbrotOptionSet mandelbrotOptions = addMandelbrotOptions(parser);
   const FiltersOptionSet filtersOptions = addFiltersOptions(parser);
@@ -322,6 +327,7 @@ CommandLine parseCommandLine(const QStringList& arguments) {
   result.screenshot = parser.value(screenshot);
   result.tab = parser.value(tab);
   result.apply = parser.isSet(apply);
+  result.restoreAfterFault = parser.value(restore);
   if (parser.isSet(size)) {
     const auto parsed = parseWindowSize(parser.value(size));
     if (!parsed) {

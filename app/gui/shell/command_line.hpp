@@ -58,7 +58,8 @@ struct CommandLine {
   bool help = false;
   bool version = false;
   QString helpText;
-  QString error;  ///< one line saying what was wrong, when parsing failed
+  QString restoreAfterFault;  ///< --restore-after-fault FILE: a RestoreState (shell/fault_restart.hpp)
+  QString error;              ///< one line saying what was wrong, when parsing failed
   LabCommandLine lab;
   MandelbrotCommandLine mandelbrot;
   FiltersCommandLine filters;

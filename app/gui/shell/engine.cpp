@@ -46,6 +46,7 @@ void WorkerContext::selectDevice(int index) {
 }
 
 QString WorkerContext::recoverFromGpuFault(const QString& fault) {
+  gpuLost_ = false;  // this fault's outcome alone
   QString sentence = fault;
   if (!sentence.isEmpty()) sentence[0] = sentence[0].toUpper();
   try {
@@ -62,6 +63,7 @@ QString WorkerContext::recoverFromGpuFault(const QString& fault) {
       if (colon >= 0) why = why.mid(colon + 2);
     }
     gpuError_ = QStringLiteral("the GPU could not be reset after a fault: ") + why;
+    gpuLost_ = true;
     if (photo_) publish(source_, std::nullopt, gpuError_);
     return sentence + QStringLiteral("; the device could not be reset (") + why +
            QStringLiteral("), so gpulab runs CPU only until it is restarted");
@@ -73,6 +75,7 @@ QString WorkerContext::recoverFromGpuFault(const QString& fault) {
     gpu_ = std::make_unique<gpulab::GpuContext>(gpulab::selectedDevice());
   } catch (const std::exception& e) {
     gpuError_ = QString::fromStdString(e.what());
+    gpuLost_ = true;
     if (photo_) publish(source_, std::nullopt, gpuError_);
     return sentence + QStringLiteral("; the device was reset but could not be opened again (") + gpuError_ +
            QStringLiteral("), so gpulab runs CPU only");
@@ -234,7 +237,7 @@ class EngineWorker : public QObject {
     }
     std::function<void()> deliver;
     QString error;
-    int outcome = 2;  // 0 done, 1 failed, 2 cancelled, 3 failed by a GPU fault (recovered)
+    int outcome = 2;  // 0 done, 1 failed, 2 cancelled, 3 failed by a GPU fault (recovered), 4 (GPU lost)
     if (!state->cancel && !shuttingDown_ && context_) {
       context_->job_ = state.get();
       context_->progressSink_ = std::move(progress);
@@ -245,7 +248,7 @@ class EngineWorker : public QObject {
         outcome = 2;
       } catch (const gpulab::GpuFaultError& e) {
         error = context_->recoverFromGpuFault(QString::fromStdString(gpulab::describeGpuFault(e)));
-        outcome = 3;
+        outcome = context_->gpuLost() ? 4 : 3;
       } catch (const std::exception& e) {
         error = QString::fromStdString(e.what());
         outcome = 1;
@@ -260,7 +263,7 @@ class EngineWorker : public QObject {
             error = context_->recoverFromGpuFault(
                 QStringLiteral("the GPU faulted (") +
                 (what.contains(reason) ? what : reason + QStringLiteral(": ") + what) + QStringLiteral(")"));
-            outcome = 3;
+            outcome = context_->gpuLost() ? 4 : 3;
           }
         }
       } catch (...) {
@@ -374,7 +377,9 @@ void Engine::deliver(const std::shared_ptr<detail::JobState>& state, const QPoin
     if (auto it = latestByKey_.find(options.coalesceKey); it != latestByKey_.end() && it->state_ == state)
       latestByKey_.erase(it);
   }
-  if (outcome == Outcome::GpuFault) emit gpuFaultRecovered(error);  // even when the job's receiver is gone
+  // Even when the job's receiver is gone.
+  if (outcome == Outcome::GpuFault || outcome == Outcome::GpuLost) emit gpuFaultRecovered(error);
+  if (outcome == Outcome::GpuLost) emit gpuLost(error);
   if (!receiver) return;
   if (state->cancel) outcome = Outcome::Cancelled;  // a cancel() on this thread wins over a late result
   switch (outcome) {
@@ -383,6 +388,7 @@ void Engine::deliver(const std::shared_ptr<detail::JobState>& state, const QPoin
       break;
     case Outcome::Failed:
     case Outcome::GpuFault:
+    case Outcome::GpuLost:
       if (options.failed)
         options.failed(error);
       else

@@ -25,7 +25,9 @@
 // gpulab::OperationCancelled, or a cancel() before delivery, becomes `cancelled`. A sticky GPU fault
 // (gpulab::GpuFaultError, or any failure that left the CUDA context poisoned) is recovered on the
 // worker before the next job: the device is reset, the GPU context rebuilt and the photo uploaded
-// again; the job fails with the sentence that says so, and gpuFaultRecovered carries it too.
+// again; the job fails with the sentence that says so, and gpuFaultRecovered carries it too. Where the
+// driver gives the process no new context, gpuLost follows, and the main window offers to restart
+// gpulab (shell/fault_restart.hpp).
 #pragma once
 
 #include <QHash>
@@ -108,11 +110,15 @@ class Engine : public QObject {
   /// A job hit a sticky GPU fault and the worker recovered (WorkerContext::recoverFromGpuFault): the
   /// one sentence that says so. Emitted before the job's `failed` (which carries the same sentence).
   void gpuFaultRecovered(const QString& message);
+  /// After gpuFaultRecovered, when the worker could not get the GPU back (WorkerContext::gpuLost: the
+  /// driver gives the process no new CUDA context): only a restart of gpulab brings the GPU back
+  /// (MainWindow offers it). The same sentence.
+  void gpuLost(const QString& message);
 
  private:
   using Deliver = std::function<void()>;
   using Body = std::function<Deliver(WorkerContext&)>;
-  enum class Outcome { Done, Failed, Cancelled, GpuFault };
+  enum class Outcome { Done, Failed, Cancelled, GpuFault, GpuLost };
 
   JobHandle post(QObject* receiver, Body body, JobOptions options);
   void deliver(const std::shared_ptr<detail::JobState>& state, const QPointer<QObject>& receiver,

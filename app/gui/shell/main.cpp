@@ -1,18 +1,22 @@
 // gpulab: the desktop application. Everything but start-up lives in the gpulab_gui library.
 #include <QApplication>
 #include <QDockWidget>
+#include <QFile>
 #include <QPixmap>
 #include <QTimer>
 #include <cstdio>
+#include <optional>
 
 #include "fft/fft_tab.hpp"
 #include "filters/filters_tab.hpp"
+#include "gpulab/core/relaunch.hpp"
 #include "gpulab/filters/registry.hpp"
 #include "gpulab_build_version.hpp"
 #include "lab/lab_tab.hpp"
 #include "mandelbrot/mandelbrot_tab.hpp"
 #include "mandelbrot/mandelbrot_zoom_benchmark.hpp"
 #include "shell/command_line.hpp"
+#include "shell/fault_restart.hpp"
 #include "shell/main_window.hpp"
 #include "shell/resource_paths.hpp"
 #include "shell/theme.hpp"
@@ -190,6 +194,7 @@ void zoomBenchmarkWhenReady(gpulab::gui::MainWindow& window, const gpulab::gui::
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::adoptFaultRestartState();  // restarted after a GPU fault: this process's, not its children's
   // --help and --version answer before QApplication exists, so that they work without a display.
   // Qt's own options (-platform, -style, ...) are unknown here: such command lines are read again
   // below, once QApplication has taken its options out, unless there is no display to start.
@@ -216,7 +221,9 @@ int main(int argc, char** argv) {
 
   const bool screenshot = !cli.screenshot.isEmpty();
   const bool unattended = screenshot || cli.zoomBenchmark > 0;
-  gpulab::gui::MainWindow window({.persistSettings = !unattended, .errorDialogs = !unattended});
+  gpulab::gui::MainWindow window({.persistSettings = !unattended,
+                                  .errorDialogs = !unattended,
+                                  .restartWithoutAsking = unattended || gpulab::gui::restartOnFaultWithoutAsking()});
   const QString tab = cli.tab.isEmpty() && cli.lab.given ? QStringLiteral("Lab") : cli.tab;
   if (!tab.isEmpty() && !window.selectTab(tab))
     return fail(
@@ -256,6 +263,17 @@ int main(int argc, char** argv) {
   if (screenshot && cli.lab.given)  // the Lab's screenshot: the device panel, not the photo's docks
     for (const char* dock : {"photoDock", "timingsDock"})
       if (auto* widget = window.findChild<QDockWidget*>(QLatin1String(dock))) widget->hide();
+  // Restarted after a GPU fault: the photo, tab, Filters operation, Mandelbrot view and window come back.
+  std::optional<gpulab::gui::RestoreState> restore;
+  if (!cli.restoreAfterFault.isEmpty()) {
+    QString why;
+    restore = gpulab::gui::readRestoreState(cli.restoreAfterFault, &why);
+    QFile::remove(cli.restoreAfterFault);
+    if (restore)
+      window.restoreAfterRestart(*restore, gpulab::faultRestarts());
+    else
+      fail(0, QStringLiteral("restarted after a GPU fault, but nothing could be restored: %1").arg(why));
+  }
   if (screenshot || cli.sizeGiven) window.resize(cli.size);
   const bool labRun = cli.lab.run && lab != nullptr;
   // A deep view rendered on the CPU (no GPU) takes a while: its screenshot waits up to two minutes.
@@ -265,6 +283,9 @@ int main(int argc, char** argv) {
   else if (labRun)
     lab->runWhenReady();
   window.show();
-  window.startUp(cli.file);
+  if (restore)
+    window.startUp(restore->photo, !restore->photoEdited);  // a copy of an edited photo is no recent file
+  else
+    window.startUp(cli.file);
   return QApplication::exec();
 }

@@ -81,6 +81,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   connect(&photo_, &PhotoDocument::changed, this, &MainWindow::photoChanged);
   connect(&engine_, &Engine::jobFailed, this, &MainWindow::reportError);
   connect(&engine_, &Engine::gpuFaultRecovered, this, [this](const QString& message) { showMessage(message, 30000); });
+  connect(&engine_, &Engine::gpuLost, this, &MainWindow::offerRestart);
   connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::currentTabChanged);
   connect(device_, &DevicePanel::refreshed, this, [this] {
     deviceLabel_->setText(device_->snapshot().gpu ? tr("GPU: %1").arg(device_->summary()) : tr("CPU only"));
@@ -188,6 +189,8 @@ void MainWindow::switchDockLayout(int index) {
         resizeDocks({device, histogramDock_}, {180, 2 * height()}, Qt::Vertical);
     });
 }
+
+QString MainWindow::currentTabName() const { return tabs_->tabText(tabs_->currentIndex()).remove(QLatin1Char('&')); }
 
 bool MainWindow::selectTab(const QString& name) {
   for (int i = 0; i < tabs_->count(); ++i)
@@ -370,7 +373,7 @@ void MainWindow::createStatusBar() {
 // ---------------------------------------------------------------------------------------------
 // Opening and saving: the work runs on the engine's thread; this only asks and reports.
 
-void MainWindow::startUp(const QString& file) {
+void MainWindow::startUp(const QString& file, bool remember) {
   QString path = file;
   const bool bundled = path.isEmpty();
   if (bundled) path = bundledPhoto();
@@ -382,7 +385,7 @@ void MainWindow::startUp(const QString& file) {
     checkStartupFinished();
     return;
   }
-  open(path, !bundled, [this](const QString& error) {
+  open(path, remember && !bundled, [this](const QString& error) {
     startupError_ = error;
     startupPhotoDone_ = true;
     checkStartupFinished();
@@ -563,7 +566,9 @@ void MainWindow::reportError(const QString& message) {
   lastError_ = text;
   statusBar()->showMessage(text, 15000);
   emit errorReported(text);
-  if (options_.errorDialogs) {
+  // A job's failure by a lost GPU: the restart dialog (offerRestart) says it already.
+  const bool restartDialogSaysIt = !gpuLostMessage_.isEmpty() && text.contains(gpuLostMessage_);
+  if (options_.errorDialogs && !restartDialogSaysIt) {
     auto* box = new QMessageBox(QMessageBox::Warning, tr("gpulab"), text, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();

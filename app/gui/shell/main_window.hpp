@@ -10,7 +10,9 @@
 #include <functional>
 #include <memory>
 
+#include "gpulab/core/relaunch.hpp"
 #include "shell/engine.hpp"
+#include "shell/fault_restart.hpp"
 #include "shell/photo_document.hpp"
 #include "shell/tab_services.hpp"
 
@@ -32,6 +34,12 @@ struct MainWindowOptions {
   bool persistSettings = true;
   /// Show errors in a dialog as well as in the status bar. Off for --screenshot and tests.
   bool errorDialogs = true;
+  /// After a GPU fault the worker could not recover from (Engine::gpuLost): restart gpulab without
+  /// asking (--screenshot, GPULAB_RESTART_ON_FAULT=1) instead of offering it in a dialog.
+  bool restartWithoutAsking = false;
+  /// Replaces the process (tests: records the plan instead); returns only on failure, with the
+  /// sentence why. Empty: gpulab::relaunch.
+  std::function<std::string(const gpulab::RelaunchPlan&)> relaunch{};
 };
 
 class MainWindow : public QMainWindow {
@@ -43,7 +51,7 @@ class MainWindow : public QMainWindow {
 
   /// Opens `file`, or the bundled photo when `file` is empty, and emits startupFinished() once that
   /// photo is shown (or failed) and the Device panel has its first report.
-  void startUp(const QString& file);
+  void startUp(const QString& file, bool remember = true);
   /// Opens a photo on the worker; on failure the current photo stays and the error is reported.
   void openFile(const QString& path);
   /// Saves the current photo (format by extension) on the worker.
@@ -67,6 +75,21 @@ class MainWindow : public QMainWindow {
   PhotoDocument& photo() noexcept { return photo_; }
   TimingsPanel& timings() noexcept { return *timings_; }
   DevicePanel& devicePanel() noexcept { return *device_; }
+  /// The title of the tab shown, without '&'.
+  QString currentTabName() const;
+
+  // --- restarting after a lost GPU (shell/fault_restart.hpp; main_window_restart.cpp) -----------
+  /// What a restart keeps now: the tab, the Filters operation, the Mandelbrot view, the geometry and
+  /// the photo's file (photoEdited says when the photo shown is not that file's: a copy is needed).
+  RestoreState stateForRestart() const;
+  /// Restarts gpulab as a new process with --restore-after-fault, after saving an edited photo as a
+  /// lossless copy. Returns only when it cannot restart (the restart limit, a failed execve): then
+  /// the status bar says why, gpulab goes on CPU only, and restartFailed is emitted.
+  void restartAfterGpuFault(const QString& message);
+  /// In a process restarted so: selects the tab and the Filters operation, moves the Mandelbrot view
+  /// and the window where they were; once start-up (the photo: give startUp state.photo) is done,
+  /// shows restoredSummary in the status bar and on stderr and emits restored.
+  void restoreAfterRestart(const RestoreState& state, int restart);
 
   static constexpr int kMaxRecentFiles = 8;
 
@@ -75,6 +98,10 @@ class MainWindow : public QMainWindow {
   /// A photo was opened from `path` (not for photos that jobs produce).
   void fileOpened(const QString& path);
   void errorReported(const QString& message);
+  /// restartAfterGpuFault could not restart: why.
+  void restartFailed(const QString& why);
+  /// restoreAfterRestart is done: the status line.
+  void restored(const QString& summary);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -103,6 +130,10 @@ class MainWindow : public QMainWindow {
   void reportError(const QString& message);
   void showMessage(const QString& message, int timeoutMs = 5000);
   void checkStartupFinished();
+  /// Engine::gpuLost: the dialog, or the restart at once (options_.restartWithoutAsking).
+  void offerRestart(const QString& message);
+  /// Writes `state` next to the temporary files and replaces the process.
+  void relaunchWith(const RestoreState& state);
 
   MainWindowOptions options_;
   Engine engine_;  // first: constructed before, destroyed after, everything that submits to it
@@ -138,6 +169,7 @@ class MainWindow : public QMainWindow {
   QString currentFile_;
   QString lastError_;
   QString startupError_;
+  QString gpuLostMessage_;  // Engine::gpuLost's sentence, once offered a restart for
   bool startupPhotoDone_ = false;
   bool startupDeviceDone_ = false;
   bool startupReported_ = false;

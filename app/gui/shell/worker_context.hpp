@@ -78,6 +78,8 @@ class WorkerContext {
   /// (...); the device was reset and the photo re-uploaded, so the next job runs"). Never throws: a
   /// reset that fails leaves the context CPU only, and the sentence says so.
   QString recoverFromGpuFault(const QString& fault);
+  /// A fault's recovery failed: this process runs CPU only until gpulab is restarted.
+  bool gpuLost() const noexcept { return gpuLost_; }
 
   // --- the current photo ---------------------------------------------------------------------
   bool hasPhoto() const noexcept { return photo_ != nullptr; }
@@ -118,6 +120,7 @@ class WorkerContext {
   Publish publish_;
   gpulab::DeviceReport devices_;
   QString gpuError_;
+  bool gpuLost_ = false;
   std::unique_ptr<gpulab::GpuContext> gpu_;
   std::shared_ptr<const gpulab::Image> photo_;
   gpulab::DeviceImage devicePhoto_;

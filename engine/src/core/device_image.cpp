@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "gpulab/core/fault_injection.hpp"
 #include "gpulab/core/timing.hpp"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/layout.cuh"
@@ -220,6 +221,7 @@ void GpuContext::download(const DeviceImage& src, Image& dst) {
     dst.reshape(src.width(), src.height(), src.channels(), src.type());  // keeps dst's memory kind
 
   renewIfStale();
+  testing::injectGpuFaultFromEnvironment(*this);  // test only: GPULAB_TEST_INJECT_GPU_FAULT
   TransferTime time;
   time.pinned = dst.pinned();
   const int channels = dst.channels();

@@ -1,6 +1,11 @@
 // TEST ONLY: see gpulab/core/fault_injection.hpp.
 #include "gpulab/core/fault_injection.hpp"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "gpulab/core/relaunch.hpp"
 #include "gpulab/kernels/fault_injection.cuh"
 
 namespace gpulab::testing {
@@ -24,6 +29,20 @@ void injectGpuFault(GpuContext& gpu, GpuFault fault) {
                     : fault == GpuFault::MisalignedAddress ? kernels::FaultKernel::MisalignedAddress
                                                            : kernels::FaultKernel::Trap;
   kernels::launchFault(kind, gpu.scratch().data(), stream);
+}
+
+bool injectGpuFaultFromEnvironment(GpuContext& gpu) {
+  static std::atomic<bool> spent{false};
+  if (spent.load(std::memory_order_relaxed)) return false;  // the common case: one load, no getenv
+  const char* mode = std::getenv(kInjectGpuFaultVariable);
+  const bool once = mode != nullptr && std::strcmp(mode, "once") == 0;
+  const bool always = mode != nullptr && std::strcmp(mode, "always") == 0;
+  if ((!once && !always) || (once && faultRestarts() > 0) || spent.exchange(true)) {
+    spent = true;
+    return false;
+  }
+  injectGpuFault(gpu);
+  return true;
 }
 
 }  // namespace gpulab::testing

@@ -28,4 +28,13 @@ std::string_view toString(GpuFault fault) noexcept;
 /// CUDA call after it fails until recoverDevice().
 void injectGpuFault(GpuContext& gpu, GpuFault fault = GpuFault::IllegalAddress);
 
+/// TEST ONLY, for tests that run gpulab's programs as child processes (the restart after a fault,
+/// core/relaunch.hpp): GPULAB_TEST_INJECT_GPU_FAULT=once faults the first download of the process
+/// (GpuContext::download calls this) when it is not a restart after a fault (GPULAB_FAULT_RESTARTS
+/// unset or 0), so the restarted program runs clean; =always faults the first download of every
+/// process image, restarts included (to test the limit on restarts). Unset (as for every user), or
+/// any other value: nothing. True when it injected a fault.
+inline constexpr const char* kInjectGpuFaultVariable = "GPULAB_TEST_INJECT_GPU_FAULT";
+bool injectGpuFaultFromEnvironment(GpuContext& gpu);
+
 }  // namespace gpulab::testing
