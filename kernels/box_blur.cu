@@ -215,6 +215,23 @@ GPULAB_HD void copy16Async(void* sharedDst, const void* globalSrc) {
 #endif
 }
 
+// The recomputation of outputs a NaN or inf spoiled (box_blur.cuh, "Non-finite samples"), out of
+// line: the kernels call it only where a running sum ended non-finite, and it leaves their
+// registers alone. Samples k = k0, k0 + 32, ... below kEnd of rows y0 .. y0 + rows - 1 of rows of
+// `channels` interleaved channels: those that came out non-finite get their window's exact result.
+__host__ __device__ __noinline__ void repairNonFiniteOutputs(Plane<const float> in, Plane<float> out, int channels,
+                                                             int k0, int kEnd, int y0, int rows, int radius,
+                                                             BorderMode mode, float fill) {
+  for (int k = k0; k < kEnd; k += 32) {
+    const int px = k / channels;
+    for (int r = 0; r < rows; ++r) {
+      float& value = out.row(y0 + r)[k];
+      if (!boxFinite(value))
+        value = boxWindowMeanExact(in, channels, px, k - px * channels, y0 + r, radius, mode, fill);
+    }
+  }
+}
+
 template <class T>
 GPULAB_HD T finishMean(typename BoxTypes<T>::Acc sum, typename BoxTypes<T>::Acc area, double invArea) {
   if constexpr (std::is_integral_v<T>) {
@@ -379,6 +396,23 @@ struct BoxTile {
       }
     }
   }
+
+  // After the last group (f32): a column whose running sum ended non-finite met a NaN or inf, which
+  // may have spoiled any of its later outputs; those left non-finite are recomputed from their
+  // windows (boxWindowMeanExact: the finite ones are exact). Finite input costs the kVec tests.
+  GPULAB_HD void repair(int tid, const Acc (&acc)[kVec]) const {
+    if constexpr (std::is_same_v<T, float>) {
+      const int lane = tid & 31;
+      const int warp = tid >> 5;
+      for (int k = 0; k < kVec; ++k) {
+        const int o = warp * G::kWarpSpan + k * 32 + lane;
+        const int x = x0 + o;
+        if (o >= p.tileWidth || x >= out.width) break;
+        if (!boxFinite(acc[k]))
+          repairNonFiniteOutputs(in, out, 1, x, x + 1, y0, steps - 2 * p.radius, p.radius, p.mode, p.fill);
+      }
+    }
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -399,8 +433,11 @@ GPULAB_HD void satColumn(Sat* sat, int width, int height, int x) {
   }
 }
 
+// A NaN or inf in the table spoils every later prefix: an output that comes out non-finite is
+// recomputed from its window (boxWindowMeanExact), one that comes out finite met finite samples only.
 template <class T>
-GPULAB_HD void boxFromSatPixel(const SatOf<T>* sat, Plane<T> out, int x, int y, int radius, BorderMode mode, T fill) {
+GPULAB_HD void boxFromSatPixel(Plane<const T> in, const SatOf<T>* sat, Plane<T> out, int x, int y, int radius,
+                               BorderMode mode, T fill) {
   using Sat = SatOf<T>;
   const int width = out.width;
   const std::size_t stride = static_cast<std::size_t>(width) + 1;
@@ -419,10 +456,12 @@ GPULAB_HD void boxFromSatPixel(const SatOf<T>* sat, Plane<T> out, int x, int y, 
   const long long area = side * side;
   if (mode == BorderMode::Constant)
     sum += static_cast<Sat>(area - (side - tx.outside) * (side - ty.outside)) * static_cast<Sat>(fill);
-  if constexpr (std::is_integral_v<T>)
+  if constexpr (std::is_integral_v<T>) {
     out(x, y) = static_cast<T>((sum + area / 2) / area);
-  else
-    out(x, y) = static_cast<T>(static_cast<double>(sum) / static_cast<double>(area));
+  } else {
+    const T mean = static_cast<T>(static_cast<double>(sum) / static_cast<double>(area));
+    out(x, y) = boxFinite(mean) ? mean : boxWindowMeanExact(in, 1, x, 0, y, radius, mode, fill);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -645,6 +684,24 @@ struct FusedWarp {
       dst[x0 + o] = finish(q[G::slot(e + reach)] - q[G::slot(e - reach - C)]);
     }
   }
+
+  // After the last step (f32): whether this lane's vertical sums ended non-finite (a NaN or inf
+  // entered one of its columns: the sums are absorbing, so one test at the end sees it).
+  GPULAB_HD static bool spoiled(const Acc (&v)[kPer]) {
+    bool any = false;
+    for (int j = 0; j < kPer; ++j) any = any || !boxFinite(static_cast<double>(v[j]));
+    return any;
+  }
+
+  // When any lane's sums are spoiled, the prefixes of every column to the right of it were too: each
+  // lane recomputes its own outputs that came out non-finite from their windows (the finite ones
+  // are exact).
+  GPULAB_HD void repair(int lane) const {
+    if constexpr (std::is_same_v<T, float>) {
+      const int end = rowElems - x0 < p.tileWidth ? rowElems - x0 : p.tileWidth;
+      repairNonFiniteOutputs(in, out, C, x0 + lane, x0 + end, y0, steps - 2 * p.radius, p.radius, p.mode, p.fill);
+    }
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -700,6 +757,7 @@ __global__ void __launch_bounds__(kThreads) boxTiledKernel(Plane<const T> in, Pl
     __syncthreads();
     tile.output(tid, group.group, acc);
   }
+  tile.repair(tid, acc);
 }
 
 template <class A>
@@ -748,6 +806,9 @@ __global__ void __launch_bounds__(kFusedWarps * 32, kFusedMinBlocks)
       w.output(lane, q, w.y0 + t - 2 * p.radius);
     }
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (__any_sync(0xffffffffu, W::spoiled(v))) w.repair(lane);  // NaN or inf in the strip: rare
+  }
 }
 
 // One warp per row: prefix sums along the row into sat row y+1.
@@ -781,10 +842,10 @@ __global__ void __launch_bounds__(kThreads) satColumnsKernel(Sat* sat, int width
 
 template <class T>
 __global__ void __launch_bounds__(256)
-    boxFromSatKernel(const SatOf<T>* sat, Plane<T> out, int radius, BorderMode mode, T fill) {
+    boxFromSatKernel(Plane<const T> in, const SatOf<T>* sat, Plane<T> out, int radius, BorderMode mode, T fill) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < out.width && y < out.height) boxFromSatPixel<T>(sat, out, x, y, radius, mode, fill);
+  if (x < out.width && y < out.height) boxFromSatPixel<T>(in, sat, out, x, y, radius, mode, fill);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -978,6 +1039,10 @@ void emulateFused(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, 
       for (int lane = 0; lane < 32; ++lane) W::writePrefix(lane, buffer.data(), lanes[lane].local, lanes[lane].excl);
       for (int lane = 0; lane < 32; ++lane) w.output(lane, buffer.data(), w.y0 + t - 2 * p.radius);
     }
+    bool spoiled = false;
+    for (const Lane& l : lanes) spoiled = spoiled || W::spoiled(l.v);
+    if (spoiled)
+      for (int lane = 0; lane < 32; ++lane) w.repair(lane);
   }
 }
 
@@ -1015,7 +1080,7 @@ void launchSummedArea(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, 
   GPULAB_CHECK_LAUNCH("satColumnsKernel");
   const dim3 block(32, 8);
   boxFromSatKernel<T>
-      <<<dim3(divUp(in.width, 32), divUp(in.height, 8)), block, 0, stream>>>(sat, out, plan.radius, mode, fill);
+      <<<dim3(divUp(in.width, 32), divUp(in.height, 8)), block, 0, stream>>>(in, sat, out, plan.radius, mode, fill);
   GPULAB_CHECK_LAUNCH("boxFromSatKernel");
 }
 
@@ -1066,6 +1131,7 @@ void emulateTiled(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, 
             tile.writePrefix(tid, j, lanes[tid].local[j], lanes[tid].inclusive[j] - lanes[tid].total[j]);
         for (int tid = 0; tid < kThreads; ++tid) tile.output(tid, group.group, lanes[tid].acc);
       }
+      for (int tid = 0; tid < kThreads; ++tid) tile.repair(tid, lanes[tid].acc);
     }
 }
 
@@ -1080,7 +1146,7 @@ void emulateSummedArea(Plane<const T> in, Plane<T> out, int radius, BorderMode m
   }
   for (int x = 1; x <= in.width; ++x) satColumn(sat.data(), in.width, in.height, x);
   for (int y = 0; y < in.height; ++y)
-    for (int x = 0; x < in.width; ++x) boxFromSatPixel<T>(sat.data(), out, x, y, radius, mode, fill);
+    for (int x = 0; x < in.width; ++x) boxFromSatPixel<T>(in, sat.data(), out, x, y, radius, mode, fill);
 }
 
 void copyPlane(const void* src, std::size_t srcPitch, void* dst, std::size_t dstPitch, std::size_t rowBytes, int rows) {

@@ -198,7 +198,7 @@ template <class Real>
 __global__ void scalePow2Kernel(Plane<const Real> src, Plane<Real> dst, int exponent) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   if (x >= src.width) return;
-  for (int y = blockIdx.y; y < src.height; y += gridDim.y) dst.row(y)[x] = ldexp(src.row(y)[x], exponent);
+  for (int y = blockIdx.y; y < src.height; y += gridDim.y) dst.row(y)[x] = descalePow2(src.row(y)[x], exponent);
 }
 
 template <class T>

@@ -397,3 +397,168 @@ TEST(KernelRange, TheRegistryPathTheGuiTakesRefusesToo) {
     EXPECT_THROW((void)op->outputShape({4, 4, 3, PixelType::U8}), std::invalid_argument) << method;
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Extreme finite input through the whole-image filter (issue 19): +-3e38 noise, FLT_MAX, -FLT_MAX,
+// +-FLT_MAX alternating, one huge pixel among ordinary ones, half the image +3e38 and half -3e38;
+// the default spec and others; tiny, odd and prime sizes. No NaN anywhere, finite wherever the
+// double reference is, and the GPU agrees with the CPU path. (The whole-image case left open in
+// issue 19 built its input as ((v - low) / span - 0.5f) * 6e38f: the literal 6e38f is beyond float
+// and is +inf, so that image held only +-inf and NaN, and NaN was the right answer; the input
+// below stays within float.)
+
+namespace {
+
+enum class Extreme { Noise3e38, FltMax, MinusFltMax, Alternating, OneHugePixel, HalfAndHalf };
+
+const char* extremeName(Extreme e) {
+  switch (e) {
+    case Extreme::Noise3e38:
+      return "noise3e38";
+    case Extreme::FltMax:
+      return "FLT_MAX";
+    case Extreme::MinusFltMax:
+      return "-FLT_MAX";
+    case Extreme::Alternating:
+      return "alternating";
+    case Extreme::OneHugePixel:
+      return "one huge pixel";
+    case Extreme::HalfAndHalf:
+      return "half and half";
+  }
+  return "?";
+}
+
+Image extremeImage(int w, int h, Extreme kind, unsigned seed) {
+  Image img = test::filterTestImage(w, h, 1, PixelType::F32, seed);  // ordinary samples, 3..7
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      float& v = img.at<float>(x, y);
+      switch (kind) {
+        case Extreme::Noise3e38:
+          v = 3e38f * u(rng);
+          break;
+        case Extreme::FltMax:
+          v = FLT_MAX;
+          break;
+        case Extreme::MinusFltMax:
+          v = -FLT_MAX;
+          break;
+        case Extreme::Alternating:
+          v = (x + y) % 2 == 0 ? FLT_MAX : -FLT_MAX;
+          break;
+        case Extreme::OneHugePixel:
+          if (x == w / 2 && y == h / 2) v = FLT_MAX;
+          break;
+        case Extreme::HalfAndHalf:
+          v = (x < (w + 1) / 2 ? 3e38f : -3e38f) * (0.75f + 0.25f * u(rng));
+          break;
+      }
+    }
+  return img;
+}
+
+std::vector<std::pair<std::string, FftFilterSpec>> extremeSpecs() {
+  std::vector<std::pair<std::string, FftFilterSpec>> specs = {{"default", FftFilterSpec{}}};
+  FftFilterSpec s;
+  s.padding = FftPadding::Mirror;
+  specs.emplace_back("default, mirror", s);
+  s = FftFilterSpec{};
+  s.shape = FreqShape::Butterworth;
+  s.cutoff = 0.4;
+  specs.emplace_back("butterworth 0.4", s);
+  s = FftFilterSpec{};
+  s.shape = FreqShape::Ideal;
+  s.padding = FftPadding::Mirror;
+  specs.emplace_back("ideal, mirror", s);
+  s = FftFilterSpec{};
+  s.band = FreqBand::Highpass;
+  specs.emplace_back("gaussian high-pass", s);
+  s = FftFilterSpec{};
+  s.band = FreqBand::Bandpass;
+  s.cutoff = 0.1;
+  s.cutoff2 = 0.6;
+  specs.emplace_back("gaussian band-pass", s);
+  return specs;
+}
+
+const std::pair<int, int> kExtremeSizes[] = {{1, 1}, {2, 3}, {13, 12}, {61, 59}, {97, 1}, {1, 31}, {64, 64}};
+const Extreme kExtremes[] = {Extreme::Noise3e38,   Extreme::FltMax,       Extreme::MinusFltMax,
+                             Extreme::Alternating, Extreme::OneHugePixel, Extreme::HalfAndHalf};
+
+/// No NaN; where the reference is finite, finite and within kRel x FLT_MAX of it; where it is inf
+/// (the true value beyond float), inf of its sign or within kRel x FLT_MAX of the largest float of
+/// its sign (float rounding of a value at the edge of the range may fall either side).
+::testing::AssertionResult extremeNear(const Image& reference, const Image& actual) {
+  const double tolerance = kRel * FLT_MAX;
+  for (int y = 0; y < reference.height(); ++y)
+    for (int x = 0; x < reference.width(); ++x) {
+      const double r = sampleAt(reference, x, y, 0), a = sampleAt(actual, x, y, 0);
+      bool ok;
+      if (std::isnan(a))
+        ok = false;
+      else if (std::isfinite(r))
+        ok = std::isfinite(a) && std::fabs(a - r) <= tolerance;
+      else
+        ok = std::isnan(r) ? false
+                           : (a == r || (std::isfinite(a) && std::fabs(a - std::copysign(FLT_MAX, r)) <= tolerance));
+      if (!ok)
+        return ::testing::AssertionFailure() << "sample (" << x << ", " << y << ") is " << a << ", expected " << r;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(FftRange, ExtremeFiniteInputCpuHasNoNanAndMatchesTheReference) {
+  for (const auto& [specName, spec] : extremeSpecs())
+    for (auto [w, h] : kExtremeSizes)
+      for (Extreme kind : kExtremes) {
+        const FftFilter filter(spec);
+        const Image img = extremeImage(w, h, kind, 59u + w * h);
+        const auto [fw, fh] = filter.fftSize(w, h);
+        const Image cpu = filter.runCpu(img);
+        if (static_cast<std::int64_t>(fw) * fh <= kNaiveDftMaxPixels) {
+          EXPECT_TRUE(extremeNear(filter.runReference(img), cpu))
+              << specName << ", " << w << "x" << h << ", " << extremeName(kind);
+        }
+      }
+}
+
+TEST(FftRangeGpu, ExtremeFiniteInputWholeImageHasNoNanAndMatchesTheCpuPath) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (const auto& [specName, spec] : extremeSpecs())
+    for (auto [w, h] : kExtremeSizes)
+      for (Extreme kind : kExtremes) {
+        SCOPED_TRACE(specName + ", " + std::to_string(w) + "x" + std::to_string(h) + ", " + extremeName(kind));
+        FftFilter filter(spec);
+        const Image img = extremeImage(w, h, kind, 59u + w * h);
+        DeviceImage out;
+        filter.runGpu(gpu, gpu.upload(img), out);
+        const Image got = gpu.download(out);
+        const auto [fw, fh] = filter.fftSize(w, h);
+        if (static_cast<std::int64_t>(fw) * fh <= kNaiveDftMaxPixels) {
+          EXPECT_TRUE(extremeNear(filter.runReference(img), got)) << "against the reference";
+        }
+        EXPECT_TRUE(extremeNear(filter.runCpu(img), got)) << "against the CPU path";
+      }
+}
+
+TEST(FftRangeGpu, ExtremeFiniteInputOfLargerOddSizesMatchesTheCpuPath) {
+  // Sizes whose transforms the naive reference cannot take: the CPU path is the comparison.
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (auto [w, h] : {std::pair{257, 131}, std::pair{521, 23}, std::pair{1031, 1}, std::pair{512, 512}})
+    for (Extreme kind : kExtremes)
+      for (const auto& [specName, spec] : extremeSpecs()) {
+        SCOPED_TRACE(specName + ", " + std::to_string(w) + "x" + std::to_string(h) + ", " + extremeName(kind));
+        FftFilter filter(spec);
+        const Image img = extremeImage(w, h, kind, 61u + w * h);
+        DeviceImage out;
+        filter.runGpu(gpu, gpu.upload(img), out);
+        EXPECT_TRUE(extremeNear(filter.runCpu(img), gpu.download(out)));
+      }
+}

@@ -27,6 +27,7 @@
 #include "gpulab/filters/box_blur.hpp"
 #include "gpulab/filters/filter.hpp"
 #include "gpulab/kernels/box_blur.cuh"
+#include "gpulab/tiling/tiled_runner.hpp"
 #include "internal/kernel_views.hpp"
 #include "support/gpu_test.hpp"
 
@@ -671,4 +672,307 @@ TEST(BoxBlurInterleaved, RejectsBadChannelsAndRadius) {
                std::invalid_argument);
   EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 5, 1, kernels::BorderMode::Wrap, 0.f, 8),
                std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Non-finite samples (issue 19): each output is the mean of its own window. A window holding a
+// NaN, or both +inf and -inf, gives NaN; +inf alone +inf; -inf alone -inf; otherwise the finite
+// mean. Running sums must not carry a NaN or inf past the windows holding it. Every path (CPU both
+// methods, the GPU block and warp code on the host, the GPU itself: auto, fused, ring, stream, sat,
+// direct, planar and interleaved, and tiled runs) against the reference, non-finite positions and
+// signs exactly, finite values within the table's tolerances.
+
+namespace {
+
+enum class Specials { NanCorner, PlusInfEdge, MinusInfInterior, Mixed, EveryRowNan, AllNan };
+
+const char* specialsName(Specials s) {
+  switch (s) {
+    case Specials::NanCorner:
+      return "NanCorner";
+    case Specials::PlusInfEdge:
+      return "PlusInfEdge";
+    case Specials::MinusInfInterior:
+      return "MinusInfInterior";
+    case Specials::Mixed:
+      return "Mixed";
+    case Specials::EveryRowNan:
+      return "EveryRowNan";
+    case Specials::AllNan:
+      return "AllNan";
+  }
+  return "?";
+}
+
+struct NonFiniteCase {
+  int width, height, channels, radius;
+  BorderMode mode;
+  Specials specials;
+  std::string name() const {
+    return std::to_string(width) + "x" + std::to_string(height) + "c" + std::to_string(channels) + "_r" +
+           std::to_string(radius) + "_" + std::string(toString(mode)) + "_" + specialsName(specials);
+  }
+  Border border() const { return {mode, mode == BorderMode::Constant ? 0.75 : 0.0}; }
+  /// f32 test data (3..7) with NaN / inf placed by the pattern, in every channel at shifted places.
+  Image input() const {
+    Image img = test::filterTestImage(width, height, channels, PixelType::F32, 131u * width + 7u * height + channels);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    auto put = [&](int x, int y, int c, float v) {
+      img.at<float>(std::clamp(x, 0, width - 1), std::clamp(y, 0, height - 1), c) = v;
+    };
+    for (int c = 0; c < channels; ++c) {
+      const int cx = width / 2 + c, cy = height / 2;
+      switch (specials) {
+        case Specials::NanCorner:
+          put(c, 0, c, nan);
+          break;
+        case Specials::PlusInfEdge:
+          put(width - 1, cy, c, inf);
+          break;
+        case Specials::MinusInfInterior:
+          put(cx, cy, c, -inf);
+          break;
+        case Specials::Mixed:  // windows with NaN, +inf, -inf, and +inf with -inf
+          put(0, height - 1, c, nan);
+          put(cx, cy, c, inf);
+          put(cx + 2, cy + 1, c, -inf);
+          put(width - 1, 0, c, inf);
+          put(width / 3, height / 4 + c, c, -inf);
+          break;
+        case Specials::EveryRowNan:  // one NaN per row, on a diagonal
+          for (int y = 0; y < height; ++y) put((y * 7 + c) % width, y, c, y % 3 == 2 ? -inf : nan);
+          break;
+        case Specials::AllNan:
+          for (int y = 0; y < height; ++y)
+            for (int x = 0; x < width; ++x) put(x, y, c, nan);
+          break;
+      }
+    }
+    return img;
+  }
+};
+
+std::vector<NonFiniteCase> nonFiniteCases() {
+  struct Size {
+    int w, h;
+  };
+  // 257 and 521 columns: several fused and tiled tiles across (f32 tiles hold up to 248 / 512 columns).
+  const Size sizes[] = {{1, 1}, {2, 3}, {13, 12}, {37, 29}, {257, 31}, {521, 23}};
+  const BorderMode modes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                              BorderMode::Constant};
+  std::vector<NonFiniteCase> cases;
+  for (const Size& s : sizes)
+    for (int channels : {1, 3})
+      for (int r : {1, 2, 3, 7, 15, 40})
+        for (BorderMode m : modes)
+          for (Specials sp : {Specials::NanCorner, Specials::PlusInfEdge, Specials::MinusInfInterior, Specials::Mixed,
+                              Specials::EveryRowNan, Specials::AllNan}) {
+            const bool wide = s.w > 200;
+            if (wide && (channels != 1 || r == 40)) continue;  // the table's time
+            if (sp == Specials::AllNan && s.w * s.h > 200) continue;
+            if ((s.w <= 2 || sp == Specials::AllNan) && r > 3 && r != 40) continue;
+            cases.push_back({s.w, s.h, channels, r, m, sp});
+          }
+  return cases;
+}
+
+/// Non-finite samples equal (NaN where NaN, inf of the same sign), finite ones within the table's
+/// f32 tolerance of the finite data's range.
+::testing::AssertionResult sameNonFinite(const Image& expected, const Image& actual, double range) {
+  if (expected.width() != actual.width() || expected.height() != actual.height() ||
+      expected.channels() != actual.channels() || actual.type() != PixelType::F32)
+    return ::testing::AssertionFailure() << "shape differs";
+  std::size_t bad = 0, nonFinite = 0;
+  std::string first;
+  for (int y = 0; y < expected.height(); ++y)
+    for (int x = 0; x < expected.width(); ++x)
+      for (int c = 0; c < expected.channels(); ++c) {
+        const float e = expected.at<float>(x, y, c), a = actual.at<float>(x, y, c);
+        bool ok;
+        if (std::isnan(e))
+          ok = std::isnan(a);
+        else if (std::isinf(e))
+          ok = a == e;
+        else
+          ok = std::isfinite(a) && std::abs(double(e) - a) <= 1e-5 * range + 1e-5 * std::abs(double(e));
+        nonFinite += std::isfinite(e) ? 0 : 1;
+        if (!ok && bad++ == 0)
+          first = "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(c) + "): expected " +
+                  std::to_string(e) + ", got " + std::to_string(a);
+      }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " samples differ (" << nonFinite << " non-finite expected); first at "
+                                       << first;
+}
+
+double finiteRange(const NonFiniteCase& c) { return std::max(8.0, std::abs(c.border().value)); }
+
+const Image& nonFiniteReference(const NonFiniteCase& c) {
+  static std::mutex lock;
+  static std::map<std::string, Image> cache;
+  const std::lock_guard<std::mutex> guard(lock);
+  auto it = cache.find(c.name());
+  if (it == cache.end()) it = cache.emplace(c.name(), BoxBlur(c.radius, c.border()).runReference(c.input())).first;
+  return it->second;
+}
+
+/// The planar GPU code of `path` on the host, channel by channel, on pitched 16-byte aligned planes.
+Image emulatePlanes(const NonFiniteCase& c, const Image& in, BoxBlurPath path, int residentBlocks) {
+  Image out(c.width, c.height, c.channels, PixelType::F32);
+  const std::size_t pitch = (c.width * sizeof(float) + 63) / 64 * 64;
+  std::vector<float> src(pitch / sizeof(float) * c.height + 16), dst(src.size());
+  auto* srcBase = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(src.data()) + 15) / 16 * 16);
+  auto* dstBase = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(dst.data()) + 15) / 16 * 16);
+  const kernels::Plane<float> inPlane{srcBase, c.width, c.height, pitch};
+  const kernels::Plane<float> outPlane{dstBase, c.width, c.height, pitch};
+  for (int ch = 0; ch < c.channels; ++ch) {
+    for (int y = 0; y < c.height; ++y)
+      for (int x = 0; x < c.width; ++x) inPlane(x, y) = in.at<float>(x, y, ch);
+    kernels::runBoxBlurOnHost<float>({srcBase, c.width, c.height, pitch}, outPlane, c.radius, toKernel(c.mode),
+                                     static_cast<float>(c.border().value), path, residentBlocks);
+    for (int y = 0; y < c.height; ++y)
+      for (int x = 0; x < c.width; ++x) out.at<float>(x, y, ch) = outPlane(x, y);
+  }
+  return out;
+}
+
+/// The fused warp code on interleaved rows on the host.
+Image emulateInterleaved(const NonFiniteCase& c, const Image& in, int residentWarps) {
+  Image out(c.width, c.height, c.channels, PixelType::F32);
+  const std::size_t pitch = (in.rowBytes() + 63) / 64 * 64;
+  std::vector<float> src(pitch / sizeof(float) * c.height + 16), dst(src.size());
+  auto* srcBase = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(src.data()) + 15) / 16 * 16);
+  auto* dstBase = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(dst.data()) + 15) / 16 * 16);
+  for (int y = 0; y < c.height; ++y)
+    std::memcpy(reinterpret_cast<unsigned char*>(srcBase) + y * pitch, in.row<float>(y), in.rowBytes());
+  kernels::runBoxBlurInterleavedOnHost<float>({srcBase, c.width, c.height, pitch}, {dstBase, c.width, c.height, pitch},
+                                              c.channels, c.radius, toKernel(c.mode),
+                                              static_cast<float>(c.border().value), residentWarps);
+  for (int y = 0; y < c.height; ++y)
+    std::memcpy(out.row<float>(y), reinterpret_cast<unsigned char*>(dstBase) + y * pitch, in.rowBytes());
+  return out;
+}
+
+}  // namespace
+
+class BoxBlurNonFinite : public ::testing::TestWithParam<NonFiniteCase> {};
+
+TEST(BoxBlurNonFiniteReference, FollowsTheDefinitionOnHandWorkedWindows) {
+  // One row, radius 1, Replicate: every window is three copies of a row window [x-1, x+1].
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float values[] = {1, inf, 2, 3, -inf, 4, inf, 5, 6, 7, nan, 8};
+  const float want[] = {inf, inf, inf, -inf, -inf, nan, inf, inf, 6, nan, nan, nan};
+  Image row(12, 1, 1, PixelType::F32);
+  for (int x = 0; x < 12; ++x) row.at<float>(x, 0) = values[x];
+  Image expected(12, 1, 1, PixelType::F32);
+  for (int x = 0; x < 12; ++x) expected.at<float>(x, 0) = want[x];
+  BoxBlur blur(1, {BorderMode::Replicate});
+  EXPECT_TRUE(sameNonFinite(expected, blur.runReference(row), 8.0));
+  for (BoxCpuMethod method : {BoxCpuMethod::Direct, BoxCpuMethod::Separable}) {
+    blur.setCpuMethod(method);
+    EXPECT_TRUE(sameNonFinite(expected, blur.runCpu(row), 8.0));
+  }
+  // The same row as a column: the window runs down the running sums.
+  Image column(1, 12, 1, PixelType::F32), expectedColumn(1, 12, 1, PixelType::F32);
+  for (int y = 0; y < 12; ++y) {
+    column.at<float>(0, y) = values[y];
+    expectedColumn.at<float>(0, y) = want[y];
+  }
+  EXPECT_TRUE(sameNonFinite(expectedColumn, blur.runReference(column), 8.0));
+  EXPECT_TRUE(sameNonFinite(expectedColumn, blur.runCpu(column), 8.0));
+  // A single NaN in a 40x30 image at radius 2 spoils exactly the 5x5 windows around it.
+  Image img = test::filterTestImage(40, 30, 1, PixelType::F32, 3);
+  img.at<float>(20, 10) = nan;
+  for (BoxCpuMethod method : {BoxCpuMethod::Direct, BoxCpuMethod::Separable}) {
+    BoxBlur box(2, {BorderMode::Reflect101});
+    box.setCpuMethod(method);
+    const Image out = box.runCpu(img);
+    int nans = 0;
+    for (int y = 0; y < 30; ++y)
+      for (int x = 0; x < 40; ++x) nans += std::isnan(out.at<float>(x, y)) ? 1 : 0;
+    EXPECT_EQ(nans, 25);
+    EXPECT_TRUE(std::isnan(out.at<float>(18, 12)) && std::isnan(out.at<float>(22, 8)));
+  }
+}
+
+TEST_P(BoxBlurNonFinite, CpuMatchesReference) {
+  const NonFiniteCase& c = GetParam();
+  const Image in = c.input();
+  BoxBlur blur(c.radius, c.border());
+  for (BoxCpuMethod method : {BoxCpuMethod::Direct, BoxCpuMethod::Separable}) {
+    blur.setCpuMethod(method);
+    EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), blur.runCpu(in), finiteRange(c)))
+        << (method == BoxCpuMethod::Direct ? "direct" : "separable");
+  }
+}
+
+TEST_P(BoxBlurNonFinite, GpuBlockCodeOnHostMatchesReference) {
+  const NonFiniteCase& c = GetParam();
+  const Image in = c.input();
+  std::vector<BoxBlurPath> paths = {BoxBlurPath::SummedArea, BoxBlurPath::TiledStream, BoxBlurPath::TiledRing};
+  if (c.radius <= maxFusedRadius(PixelType::F32)) paths.push_back(BoxBlurPath::Fused);
+  for (BoxBlurPath path : paths)
+    for (int resident : {264, 5}) {
+      if (path == BoxBlurPath::SummedArea && resident == 5) continue;
+      EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulatePlanes(c, in, path, resident), finiteRange(c)))
+          << toString(path) << ", " << resident << " resident blocks";
+    }
+  if (c.channels > 1 && c.radius <= maxFusedRadius(PixelType::F32, c.channels)) {
+    for (int resident : {264 * 4, 20})
+      EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulateInterleaved(c, in, resident), finiteRange(c)))
+          << "fused, interleaved, " << resident << " resident warps";
+  }
+}
+
+TEST_P(BoxBlurNonFinite, GpuMatchesReference) {
+  GPULAB_REQUIRE_GPU();
+  const NonFiniteCase& c = GetParam();
+  const Image in = c.input();
+  const Image& ref = nonFiniteReference(c);
+  GpuContext gpu;
+  const DeviceImage planar = gpu.upload(in);
+  for (BoxGpuPath path : {BoxGpuPath::Auto, BoxGpuPath::Fused, BoxGpuPath::TiledRing, BoxGpuPath::TiledStream,
+                          BoxGpuPath::SummedArea, BoxGpuPath::Direct}) {
+    if (path == BoxGpuPath::Fused && c.radius > maxFusedRadius(PixelType::F32)) continue;
+    if (path == BoxGpuPath::Direct && c.radius > kBoxDirectMaxRadius) continue;
+    BoxBlur blur(c.radius, c.border());
+    blur.setGpuPath(path);
+    DeviceImage out;
+    blur.runGpu(gpu, planar, out);
+    EXPECT_TRUE(sameNonFinite(ref, gpu.download(out), finiteRange(c)))
+        << "planar, path " << toString(path) << " (" << blur.methodNote(Side::Gpu) << ")";
+    if (blur.gpuLayout(shapeOf(in)) != DeviceLayout::Interleaved) continue;
+    DeviceImage interleavedOut;
+    blur.runGpu(gpu, gpu.upload(in, DeviceLayout::Interleaved), interleavedOut);
+    EXPECT_TRUE(sameNonFinite(ref, gpu.download(interleavedOut), finiteRange(c)))
+        << "interleaved, path " << toString(path) << " (" << blur.methodNote(Side::Gpu) << ")";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BoxBlurNonFinite, ::testing::ValuesIn(nonFiniteCases()),
+                         [](const ::testing::TestParamInfo<NonFiniteCase>& p) { return p.param.name(); });
+
+// Tiled runs (engine/src/tiling): the image in tiles with halos under a small GPU memory budget
+// gives the reference's non-finite positions too, every border mode, fused and ring radii, gray
+// and RGB (interleaved photos and planes).
+TEST(BoxBlurNonFiniteGpu, TiledRunsMatchTheReference) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (BorderMode mode :
+       {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant})
+    for (int radius : {2, 4, 9})
+      for (int channels : {1, 3})
+        for (Specials sp : {Specials::Mixed, Specials::EveryRowNan}) {
+          const NonFiniteCase c{61, 47, channels, radius, mode, sp};
+          SCOPED_TRACE(c.name());
+          BoxBlur blur(c.radius, c.border());
+          const Image in = c.input();
+          const int halo = tileHalo(blur, shapeOf(in));
+          ASSERT_GE(halo, 0);
+          const std::size_t budget = gpuBytesEstimate(blur, {9 + 2 * halo, 7 + 2 * halo, channels, PixelType::F32});
+          const TilePlan plan = planTiles(blur, shapeOf(in), budget);
+          EXPECT_TRUE(plan.tiled()) << plan.describe();
+          const TiledRun run = runTiled(gpu, blur, in, plan);
+          EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), run.output, finiteRange(c))) << plan.describe();
+        }
 }

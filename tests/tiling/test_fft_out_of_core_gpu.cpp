@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -168,6 +169,36 @@ TEST(FftOutOfCoreGpuRun, PowerOfTwoInputScalingIsUndone) {
   double worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
   EXPECT_LE(worst, 1e-7 * rangeOf(input));
+}
+
+TEST(FftOutOfCoreGpuRun, HugeFiniteInputStaysFiniteAsInTheWholeImage) {
+  // Values near the float32 maximum: the whole-image filter scales them by a power of two around its
+  // transforms (fft_range.hpp); out of core the same exponent is chosen, so the result is finite and
+  // agrees with the whole image's. (An earlier version of this test scaled by the literal 6e38f, which
+  // is beyond float and is +inf: its input held no finite sample, and both paths rightly gave NaN.)
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  for (bool atTheLimit : {false, true}) {
+    Image input = filterTestImage(61, 59, 1, PixelType::F32, 10);
+    const auto [lo, hi] = std::minmax_element(input.samples<float>().begin(), input.samples<float>().end());
+    const float low = *lo, span = *hi - *lo;
+    for (float& v : input.samples<float>())
+      v = atTheLimit ? FLT_MAX : (2.0f * (v - low) / span - 1.0f) * 3e38f;  // within +-3e38, all finite
+    ASSERT_TRUE(std::all_of(input.samples<float>().begin(), input.samples<float>().end(),
+                            [](float v) { return std::isfinite(v); }));
+    FftFilter filter(FftFilterSpec{});
+    const Image whole = wholeOnGpu(gpu, filter, input);
+    const FftPassPlan plan = planFftOutOfCore(filter, shapeOf(input), tinyBudget(filter, shapeOf(input)));
+    const FftOutOfCoreRun run = runFftOutOfCore(gpu, filter, input, plan);
+    const auto a = whole.samples<float>(), b = run.output.samples<float>();
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(a[i]) && std::isfinite(b[i]))
+          << (atTheLimit ? "FLT_MAX everywhere, " : "") << "sample " << i << ": " << a[i] << " vs " << b[i];
+      worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+    }
+    EXPECT_LE(worst, 1e-5 * (atTheLimit ? double(FLT_MAX) : rangeOf(input)));
+  }
 }
 
 TEST(FftOutOfCoreGpuRun, CancelStopsBetweenChunks) {

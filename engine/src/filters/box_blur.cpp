@@ -1,6 +1,7 @@
 #include "gpulab/filters/box_blur.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -202,6 +203,34 @@ void blurPlane(const cv::Mat& src, cv::Mat& dst, int r, const Border& border, Bo
     blurDirect(src, dst, r, border.mode);
 }
 
+// cv::blur's running sums carry a NaN or inf on along the row and down the column, far past the
+// windows that hold it (and inf - inf is NaN). Its finite outputs are exact (the sums are absorbing:
+// box_blur.cuh, "Non-finite samples"), so the non-finite ones are recomputed from their windows.
+// Cost on finite f32 input: one pass reading the output, branch-free bit tests on all cores; none
+// for u8 and u16.
+void repairNonFinite(const Image& in, Image& out, int radius, const Border& border, int filtered) {
+  if (out.type() != PixelType::F32 || radius == 0) return;
+  const kernels::Plane<const float> source{in.row<float>(0), in.width(), in.height(), in.rowBytes()};
+  const float fill = borderFill<float>(border.value);
+  const int channels = out.channels();
+  const int samples = out.width() * channels;
+  parallelRows(out.height(), [&](int a, int b) {
+    for (int y = a; y < b; ++y) {
+      float* row = out.row<float>(y);
+      std::uint32_t exponentsFull = 0;  // bit 31 set where some sample's exponent is all ones
+      for (int i = 0; i < samples; ++i)
+        exponentsFull |= (std::bit_cast<std::uint32_t>(row[i]) & 0x7f800000u) + 0x00800000u;
+      if ((exponentsFull & 0x80000000u) == 0) continue;
+      for (int i = 0; i < samples; ++i) {
+        const int c = i % channels;
+        if (c < filtered && !kernels::boxFinite(row[i]))
+          row[i] =
+              kernels::boxWindowMeanExact(source, channels, i / channels, c, y, radius, toKernel(border.mode), fill);
+      }
+    }
+  });
+}
+
 /// visitAnySampleType for the types box blur takes (u8, u16, f32); f64 throws.
 template <class F>
 void visitType(PixelType type, F&& f) {
@@ -395,6 +424,7 @@ Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
         directFits(shape.width * shape.channels, shape.height, radius_, border_.mode)) {
       control.throwIfCancelled();
       blurDirect(source, target, radius_, border_.mode);
+      repairNonFinite(in, out, radius_, border_, filtered);
       control.report(1.0);
       return out;
     }
@@ -419,6 +449,7 @@ Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
   } catch (const cv::Exception& e) {
     rethrowOpenCv(e, "the box blur baseline");
   }
+  repairNonFinite(in, out, radius_, border_, filtered);
   return out;
 }
 

@@ -47,17 +47,18 @@ inline double finiteMaxAbs(const cv::Mat& plane) {
   return best;
 }
 
-/// Every value of a CV_32F or CV_64F Mat times 2^exponent, in place (std::ldexp: exact unless the
-/// product under- or overflows, and no 2^exponent is ever formed in float).
+/// Every value of a CV_32F or CV_64F Mat times 2^exponent, in place (kernels::descalePow2: exact
+/// unless the product under- or overflows, no 2^exponent ever formed in float, and a result that
+/// rounding alone pushed past the largest finite value is that value, not inf).
 inline void scaleMatPow2(cv::Mat& m, int exponent) {
   for (int y = 0; y < m.rows; ++y) {
     const int n = m.cols * m.channels();
     if (m.depth() == CV_64F) {
       double* row = m.ptr<double>(y);
-      for (int x = 0; x < n; ++x) row[x] = std::ldexp(row[x], exponent);
+      for (int x = 0; x < n; ++x) row[x] = kernels::descalePow2(row[x], exponent);
     } else {
       float* row = m.ptr<float>(y);
-      for (int x = 0; x < n; ++x) row[x] = std::ldexp(row[x], exponent);
+      for (int x = 0; x < n; ++x) row[x] = kernels::descalePow2(row[x], exponent);
     }
   }
 }

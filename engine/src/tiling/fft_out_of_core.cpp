@@ -317,6 +317,13 @@ void runPlane(Meter& m, const FftFilter& filter, const Image& in, int channel, c
       for (int r = 0; r < rows; ++r) {
         T* dst = out.row<T>(y0 + r);
         const T* row = src + static_cast<std::size_t>(r) * static_cast<std::size_t>(width);
+        if constexpr (std::is_floating_point_v<T>) {
+          if (scaled) {  // as the whole-image filter: rounding alone never makes inf (descalePow2)
+            for (int x = 0; x < width; ++x)
+              dst[static_cast<std::size_t>(x) * channels + channel] = kernels::descalePow2(row[x], exponent);
+            continue;
+          }
+        }
         if (scaled)
           for (int x = 0; x < width; ++x)
             dst[static_cast<std::size_t>(x) * channels + channel] = static_cast<T>(static_cast<double>(row[x]) * up);

@@ -15,7 +15,9 @@
 // OpenCV may differ by 1). A 4-channel u8 or u16 image is RGBA: its alpha passes through
 // unchanged. f32 with 1..4 channels -> f32, every channel filtered; the GPU sums in double (within
 // 1e-5 relative of the reference, and of the input's range for means near 0). f64 is not
-// supported (std::invalid_argument).
+// supported (std::invalid_argument). NaN and infinities (f32) stay in their windows on every path:
+// an output is NaN when its window holds a NaN or both +inf and -inf, +inf (-inf) when it holds
+// only that infinity, and the mean otherwise (kernels/box_blur.cuh, "Non-finite samples").
 // Constant border: the value in sample units, for u8/u16 rounded and saturated to 0..255/65535.
 // GPU cost per pixel does not depend on the radius: a fused one-pass kernel (one warp per strip
 // and row segment) from radius 7 up to 96 (f32, u16) or 192 (u8), a one-pass tiled kernel below

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "gpulab/kernels/border.cuh"
 #include "gpulab/kernels/plane.cuh"
@@ -135,6 +136,54 @@ GPULAB_HD WindowTaps windowTaps(int lo, int hi, int n, BorderMode mode) {
   detail::addPeriodPrefix(t, 0, hi - qHi * period, n, mode, 1);
   detail::addPeriodPrefix(t, 1, lo - qLo * period, n, mode, -1);
   return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Non-finite samples (f32).
+//
+// The definition: each output is the mean of its window; a window holding a NaN, or both +inf and
+// -inf, gives NaN; one holding +inf (and no -inf, no NaN) gives +inf, -inf likewise; otherwise the
+// finite mean. Running sums (and summed-area tables) would carry a NaN or inf on to every later sum,
+// far beyond the windows holding it (and inf - inf is NaN), so every path, after its pass,
+// recomputes the outputs it left non-finite from their windows with boxWindowMeanExact. That is
+// exact: in a sum of doubles non-finite values are absorbing (inf + x = inf, inf - inf = NaN, NaN
+// stays), so an output that came out finite only ever met finite samples and is right, and one that
+// a spread value spoiled is never finite. (Finite f32 samples cannot overflow the double sums.)
+// The cost on finite input is a finiteness test of each running sum at the end of a block or warp
+// (tiled and fused paths) or of each output (summed-area path, CPU baseline).
+
+/// Whether v is neither NaN nor infinite (comparisons only: host and device alike).
+GPULAB_HD bool boxFinite(double v) {
+  return v >= -std::numeric_limits<double>::max() && v <= std::numeric_limits<double>::max();
+}
+
+/// The box mean of sample c of pixel (x, y) by the definition above, whatever the samples: rows of
+/// `channels` interleaved channels (in.width counts pixels), the window's samples border-mapped by
+/// `mode` (`fill` outside for Constant), finite ones summed in double. O(r^2) per output: the paths
+/// call it only for the outputs their running sums left non-finite.
+GPULAB_HD float boxWindowMeanExact(Plane<const float> in, int channels, int x, int c, int y, int radius,
+                                   BorderMode mode, float fill) {
+  double sum = 0;
+  bool plus = false, minus = false;
+  for (int j = -radius; j <= radius; ++j) {
+    const int ym = borderIndex(y + j, in.height, mode);
+    const float* row = ym < 0 ? nullptr : in.row(ym);
+    for (int i = -radius; i <= radius; ++i) {
+      const int xm = row == nullptr ? -1 : borderIndex(x + i, in.width, mode);
+      const float v = xm < 0 ? fill : row[static_cast<std::size_t>(xm) * channels + c];
+      if (boxFinite(v)) {
+        sum += v;
+        continue;
+      }
+      if (v != v) return std::numeric_limits<float>::quiet_NaN();
+      (v > 0 ? plus : minus) = true;
+      if (plus && minus) return std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+  if (plus) return std::numeric_limits<float>::infinity();
+  if (minus) return -std::numeric_limits<float>::infinity();
+  const double side = 2.0 * radius + 1.0;
+  return static_cast<float>(sum / (side * side));
 }
 
 // ---------------------------------------------------------------------------------------------

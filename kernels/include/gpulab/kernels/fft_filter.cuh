@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 
 #include "gpulab/kernels/plane.cuh"
 
@@ -139,8 +140,35 @@ void launchTrivialInverse(const Complex<Real>* spectrum, Real* real, std::size_t
 template <class Real>
 void launchMaxFiniteAbs(Plane<const Real> stack, unsigned long long* maxBits, cudaStream_t stream);
 
-/// dst(x, y) = src(x, y) * 2^exponent for the `src.height` rows of src (dst may be src): exact unless
-/// the product under- or overflows.
+/// How far beyond the largest finite Real a descaled transform result may fall and still be taken as
+/// that value (descalePow2): 2^-16 relative, above the float transforms' rounding (a few ulps times
+/// log2 of the size) and below their accuracy contract (2e-5 of the largest sample).
+inline constexpr double kFftRangeSaturation = 1.0 / 65536;
+
+/// x * 2^exponent, the result of a scaled transform brought back to its range (internal/fft_range.hpp):
+/// exact unless the product under- or overflows. A product beyond the largest finite Real by no more
+/// than kFftRangeSaturation is that largest value (of x's sign): the true result may lie within the
+/// range (a low-pass of FLT_MAX everywhere is FLT_MAX) and the transform's rounding must not turn it
+/// into inf; further beyond, the true value does not fit and the result is inf. NaN stays NaN.
+template <class Real>
+GPULAB_HD Real descalePow2(Real x, int exponent) {
+#if defined(__CUDA_ARCH__)
+  const Real r = ldexp(x, exponent);
+  const Real limit = ldexp(std::numeric_limits<Real>::max(), -exponent);
+#else
+  const Real r = std::ldexp(x, exponent);
+  const Real limit = std::ldexp(std::numeric_limits<Real>::max(), -exponent);
+#endif
+  const Real largest = std::numeric_limits<Real>::max();
+  if (r <= largest && r >= -largest) return r;  // finite, or NaN below
+  if (r != r) return r;
+  const Real magnitude = x < 0 ? -x : x;
+  if (magnitude <= limit * static_cast<Real>(1.0 + kFftRangeSaturation)) return x < 0 ? -largest : largest;
+  return r;
+}
+
+/// dst(x, y) = descalePow2(src(x, y), exponent) for the `src.height` rows of src (dst may be src):
+/// exact unless the product under- or overflows.
 template <class Real>
 void launchScalePow2(Plane<const Real> src, Plane<Real> dst, int exponent, cudaStream_t stream);
 
