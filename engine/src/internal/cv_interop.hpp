@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <opencv2/core.hpp>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 
 #include "gpulab/core/border.hpp"
 #include "gpulab/core/image.hpp"
+#include "gpulab/core/operation.hpp"  // CpuControl, OperationCancelled
 #include "gpulab/filters/filter.hpp"
 
 namespace gpulab::cv_interop {
@@ -70,6 +72,53 @@ void parallelRows(int rows, F&& f, int strips = 0) {
       if (b > a) f(a, b);
     }
   });
+}
+
+/// Milliseconds of work a band round aims at while a cancel flag listens: a cancel is answered
+/// within about this (times the slowdown of a loaded machine).
+inline constexpr double kBandRoundMs = 40;
+
+/// parallelRows with a cancel flag that is answered while the work runs: with control.cancel set, the
+/// rows go in rounds of one band per OpenCV thread, the band height adapting (from `minRows`, doubling
+/// or halving) so that a round takes about kBandRoundMs; the flag is checked between rounds
+/// (OperationCancelled). Only for work whose result does not depend on where the bands fall (a
+/// filter over a cv::Mat ROI that sees its surroundings, a per-pixel map): the band geometry follows
+/// the machine's speed. No flag, or `strips` 1: parallelRows(rows, f, strips) as before. No band is
+/// shorter than `minRows` rows unless the image is (filter2D gets a one-row range of a taller image
+/// wrong, OpenCV 4.6). A band that reads a halo of rows around it costs halo/minRows more at most.
+template <class F>
+void parallelRows(const CpuControl& control, int rows, F&& f, int strips = 0, int minRows = 16) {
+  if (control.cancel == nullptr || strips == 1) {  // one strip asked for: the whole image in one call
+    parallelRows(rows, f, strips);
+    return;
+  }
+  control.throwIfCancelled();
+  const int threads = std::max(1, cv::getNumThreads());
+  minRows = std::clamp(minRows, 1, std::max(rows, 1));
+  int band = minRows;
+  int next = 0;
+  while (next < rows) {
+    int count = threads;  // bands this round
+    int end = static_cast<int>(std::min<std::int64_t>(rows, next + static_cast<std::int64_t>(band) * count));
+    if (rows - end < minRows) end = rows;  // no short band left behind
+    count = std::max(1, std::min(count, (end - next) / std::max(band, 1)));
+    const int first = next;
+    const auto started = std::chrono::steady_clock::now();
+    cv::parallel_for_(cv::Range(0, count), [&](const cv::Range& range) {
+      for (int s = range.start; s < range.end; ++s) {
+        const int a = first + static_cast<int>(static_cast<std::int64_t>(end - first) * s / count);
+        const int b = first + static_cast<int>(static_cast<std::int64_t>(end - first) * (s + 1) / count);
+        if (b > a) f(a, b);
+      }
+    });
+    next = end;
+    control.throwIfCancelled();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    if (ms < kBandRoundMs / 2 && band < rows)
+      band *= 2;
+    else if (ms > 2 * kBandRoundMs)
+      band = std::max(minRows, band / 2);
+  }
 }
 
 /// OpenCV's own exceptions carry a multi-line report; the engine's callers get one sentence.
