@@ -209,6 +209,12 @@ TEST(Cancel, BandedBaselinesMatchTheUnbandedOnes) {
       SCOPED_TRACE(what + " " + in->describe());
       EXPECT_TRUE(test::imagesNear(op->runCpu(*in, listening), op->runCpu(*in), 0));
     }
+  // Sigma 60 on f32: bands of 962 rows in column pieces of 64-odd columns.
+  const Image tall = test::randomImage(300, 1100, 3, PixelType::F32, 14);
+  const auto broad = make("gaussian", {{"sigma", "60"}});
+  EXPECT_TRUE(test::imagesNear(broad->runCpu(tall, listening), broad->runCpu(tall), 0));
+  const auto wideWrap = make("gaussian", {{"sigma", "60"}, {"border", "wrap"}});
+  EXPECT_TRUE(test::imagesNear(wideWrap->runCpu(tall, listening), wideWrap->runCpu(tall), 0));
   const SeparableConv separable(convSpec(31));
   EXPECT_TRUE(test::imagesNear(separable.runCpu(gray, listening), separable.runCpu(gray), 0));
   // A 127x127 kernel: bands of 127 rows go in column pieces of about 100 columns (5 here).

@@ -59,15 +59,23 @@ void blurCv(const cv::Mat& src, cv::Mat& dst, int ksize, double sigma, const Bor
   // pass of a one-row image: pad by the radius first and filter the padded image's interior (the
   // window never reaches past the padding).
   const bool pad = border.mode == BorderMode::Wrap || border.mode == BorderMode::Constant;
+  // A band of a wide window (sigma 100: 801 taps, bands of 1,602 rows) goes in column pieces of about
+  // kPieceMultiplyAdds: the row pass covers the band and its halo, the column pass the band.
+  auto pieceCols = [&](int rows) {
+    const double perColumn = (2.0 * rows + 2.0 * r) * ksize * src.channels();
+    return static_cast<int>(kPieceMultiplyAdds / std::max(perColumn, 1.0));
+  };
   if (pad) {
     cv::Mat padded;
     cv::copyMakeBorder(src, padded, r, r, r, r, cvBorder(border.mode), cv::Scalar::all(fill));
     parallelRows(
         control, src.rows,
         [&](int a, int b) {
-          cv::Mat strip = dst.rowRange(a, b);
-          cv::GaussianBlur(padded(cv::Rect(r, r + a, src.cols, b - a)), strip, window, sigma, sigma,
-                           cv::BORDER_REFLECT_101);
+          columnPieces(control, src.cols, pieceCols(b - a), [&](int x, int w) {
+            cv::Mat piece = dst(cv::Rect(x, a, w, b - a));
+            cv::GaussianBlur(padded(cv::Rect(r + x, r + a, w, b - a)), piece, window, sigma, sigma,
+                             cv::BORDER_REFLECT_101);
+          });
         },
         0, minRows);
     return;
@@ -75,8 +83,10 @@ void blurCv(const cv::Mat& src, cv::Mat& dst, int ksize, double sigma, const Bor
   parallelRows(
       control, src.rows,
       [&](int a, int b) {
-        cv::Mat strip = dst.rowRange(a, b);
-        cv::GaussianBlur(src.rowRange(a, b), strip, window, sigma, sigma, cvBorder(border.mode));
+        columnPieces(control, src.cols, pieceCols(b - a), [&](int x, int w) {
+          cv::Mat piece = dst(cv::Rect(x, a, w, b - a));
+          cv::GaussianBlur(src(cv::Rect(x, a, w, b - a)), piece, window, sigma, sigma, cvBorder(border.mode));
+        });
       },
       0, minRows);
 }
