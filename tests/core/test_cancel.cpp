@@ -152,6 +152,7 @@ TEST(Cancel, CpuBaselinesAnswerWithinTheBound) {
 TEST(Cancel, DISABLED_FiguresOfTheCoarsePaths) {
   static const Image grayF32 = test::randomImage(4096, 4096, 1, PixelType::F32, 3);
   static const Image bigRgbU8 = test::randomImage(8192, 8192, 3, PixelType::U8, 13);
+  static const Image rgbU8 = test::randomImage(4096, 4096, 3, PixelType::U8, 2);
   const std::vector<CpuCase> cases = {
       {"gaussian sigma 100, 4096x4096 f32",
        [](const CpuControl& c) {
@@ -161,6 +162,14 @@ TEST(Cancel, DISABLED_FiguresOfTheCoarsePaths) {
        [](const CpuControl& c) { return Conv2D(convSpec(63, BorderMode::Wrap)).runCpu(grayF32, c); }},
       {"fft-filter (cv::dft), 4096x4096 f32",
        [](const CpuControl& c) { return FftFilter(FftFilterSpec{}).runCpu(grayF32, c); }},
+      {"morph dilate ellipse 63, 4096x4096 RGB u8",
+       [](const CpuControl& c) {
+         return make("morph", {{"morph", "dilate"}, {"shape", "ellipse"}, {"size", "63"}})->runCpu(rgbU8, c);
+       }},
+      {"median 63 (cv::medianBlur), 4096x4096 RGB u8",
+       [](const CpuControl& c) {
+         return make("median", {{"size", "63"}})->runCpu(rgbU8, c);
+       }},
       {"box r=50, 8192x8192 RGB u8",
        [](const CpuControl& c) {
          return make("box", {{"radius", "50"}})->runCpu(bigRgbU8, c);
