@@ -184,6 +184,47 @@ TEST(Cancel, DISABLED_FiguresOfTheCoarsePaths) {
   }
 }
 
+// Speed of the baselines with a flag that is never set (bands, pieces) against without (one strip
+// per thread), median of 3 runs each, interleaved: figures for the notes, not a verdict (timing in
+// tests would flake), run with --gtest_also_run_disabled_tests.
+TEST(Cancel, DISABLED_SpeedWithAndWithoutAFlag) {
+  static const Image rgbU8 = test::randomImage(2048, 2048, 3, PixelType::U8, 15);
+  static const Image grayF32 = test::randomImage(2048, 2048, 1, PixelType::F32, 16);
+  const std::vector<CpuCase> cases = {
+      {"conv 63x63, 2048x2048 f32", [](const CpuControl& c) { return Conv2D(convSpec(63)).runCpu(grayF32, c); }},
+      {"median 31, 2048x2048 RGB u8",
+       [](const CpuControl& c) {
+         return make("median", {{"size", "31"}})->runCpu(rgbU8, c);
+       }},
+      {"morph dilate ellipse 31, 2048x2048 RGB u8",
+       [](const CpuControl& c) {
+         return make("morph", {{"morph", "dilate"}, {"shape", "ellipse"}, {"size", "31"}})->runCpu(rgbU8, c);
+       }},
+      {"gaussian sigma 10, 2048x2048 RGB u8",
+       [](const CpuControl& c) {
+         return make("gaussian", {{"sigma", "10"}})->runCpu(rgbU8, c);
+       }},
+      {"box r=10, 2048x2048 RGB u8",
+       [](const CpuControl& c) {
+         return make("box", {{"radius", "10"}})->runCpu(rgbU8, c);
+       }},
+  };
+  std::atomic<bool> never{false};
+  for (const CpuCase& t : cases) {
+    std::vector<double> with, without;
+    for (int i = 0; i < 3; ++i) {
+      Stopwatch a;
+      (void)t.run(CpuControl{&never, {}});
+      with.push_back(a.elapsedMs());
+      Stopwatch b;
+      (void)t.run(CpuControl{});
+      without.push_back(b.elapsedMs());
+    }
+    const double w = Stats::of(with).medianMs, wo = Stats::of(without).medianMs;
+    std::printf("  %-44s with a flag %8.1f ms, without %8.1f ms (x%.2f)\n", t.what.c_str(), w, wo, w / wo);
+  }
+}
+
 // A cancel that comes before the work starts is answered at once, and the same operation runs to its
 // end afterwards with a fresh flag (nothing left half-done in it).
 TEST(Cancel, CancelledOperationRunsAgainAfterwards) {
@@ -218,16 +259,16 @@ TEST(Cancel, BandedBaselinesMatchTheUnbandedOnes) {
       SCOPED_TRACE(what + " " + in->describe());
       EXPECT_TRUE(test::imagesNear(op->runCpu(*in, listening), op->runCpu(*in), 0));
     }
-  // Sigma 60 on f32: bands of 962 rows in column pieces of 64-odd columns.
-  const Image tall = test::randomImage(300, 1100, 3, PixelType::F32, 14);
+  // Sigma 60 on f32: one band of 1100 rows in two column pieces (256 columns at least).
+  const Image tall = test::randomImage(600, 1100, 3, PixelType::F32, 14);
   const auto broad = make("gaussian", {{"sigma", "60"}});
   EXPECT_TRUE(test::imagesNear(broad->runCpu(tall, listening), broad->runCpu(tall), 0));
   const auto wideWrap = make("gaussian", {{"sigma", "60"}, {"border", "wrap"}});
   EXPECT_TRUE(test::imagesNear(wideWrap->runCpu(tall, listening), wideWrap->runCpu(tall), 0));
   const SeparableConv separable(convSpec(31));
   EXPECT_TRUE(test::imagesNear(separable.runCpu(gray, listening), separable.runCpu(gray), 0));
-  // A 127x127 kernel: bands of 127 rows go in column pieces of about 100 columns (5 here).
-  const Image wide = test::randomImage(515, 300, 1, PixelType::U8, 11);
+  // A 127x127 kernel: bands of 127 rows go in column pieces of 1024 columns or more (2 here).
+  const Image wide = test::randomImage(2100, 260, 1, PixelType::U8, 11);
   const Conv2D large(convSpec(127));
   EXPECT_TRUE(test::imagesNear(large.runCpu(wide, listening), large.runCpu(wide), 0));
 }

@@ -124,7 +124,7 @@ void parallelRows(const CpuControl& control, int rows, F&& f, int strips = 0, in
 /// Multiply-adds of one column piece (columnPieces): tens of milliseconds on one core.
 inline constexpr double kPieceMultiplyAdds = 2e8;
 
-/// Calls g(x, width) for column pieces of [0, cols) of at least `pieceCols` (and 64) columns each,
+/// Calls g(x, width) for column pieces of [0, cols) of at least `pieceCols` (and 256) columns each,
 /// even widths, checking control.cancel between pieces and returning early once it is set (the
 /// enclosing parallelRows throws after its round). No flag: one piece, g(0, cols). For filters over
 /// a cv::Mat ROI, which see the columns around it as they see the rows: pieces do not change the
@@ -132,7 +132,8 @@ inline constexpr double kPieceMultiplyAdds = 2e8;
 /// of the image (no extra work beyond the columns' halo reads).
 template <class G>
 void columnPieces(const CpuControl& control, int cols, int pieceCols, G&& g) {
-  const int pieces = control.cancel == nullptr ? 1 : std::max(1, cols / std::max(pieceCols, 64));
+  // Not narrower than 256: a filter's pass over a row has a setup that narrow pieces pay too often.
+  const int pieces = control.cancel == nullptr ? 1 : std::max(1, cols / std::max(pieceCols, 256));
   for (int p = 0; p < pieces; ++p) {
     if (p > 0 && control.cancelled()) return;
     const int x = static_cast<int>(static_cast<std::int64_t>(cols) * p / pieces);
