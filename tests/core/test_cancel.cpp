@@ -184,6 +184,45 @@ TEST(Cancel, DISABLED_FiguresOfTheCoarsePaths) {
   }
 }
 
+// The same at 16384x16384 (1 GiB a f32 plane): figures for the notes, run with
+// --gtest_also_run_disabled_tests (several GiB of memory).
+TEST(Cancel, DISABLED_Figures16K) {
+  const Image grayU8 = test::randomImage(16384, 16384, 1, PixelType::U8, 17);
+  const Image grayF32 = test::randomImage(16384, 16384, 1, PixelType::F32, 18);
+  const std::vector<CpuCase> cases = {
+      {"conv 127x127 direct, 16384^2 u8", [&](const CpuControl& c) { return Conv2D(convSpec(127)).runCpu(grayU8, c); }},
+      {"median 31 (cv::medianBlur), 16384^2 u8",
+       [&](const CpuControl& c) {
+         return make("median", {{"size", "31"}})->runCpu(grayU8, c);
+       }},
+      {"median 63 (nth_element), 16384^2 f32",
+       [&](const CpuControl& c) {
+         return make("median", {{"size", "63"}})->runCpu(grayF32, c);
+       }},
+      {"gaussian sigma 100, 16384^2 f32",
+       [&](const CpuControl& c) {
+         return make("gaussian", {{"sigma", "100"}})->runCpu(grayF32, c);
+       }},
+      {"morph dilate ellipse 63, 16384^2 u8",
+       [&](const CpuControl& c) {
+         return make("morph", {{"morph", "dilate"}, {"shape", "ellipse"}, {"size", "63"}})->runCpu(grayU8, c);
+       }},
+      {"box r=50, 16384^2 f32",
+       [&](const CpuControl& c) {
+         return make("box", {{"radius", "50"}})->runCpu(grayF32, c);
+       }},
+      {"fft-filter (cv::dft), 16384^2 f32",
+       [&](const CpuControl& c) { return FftFilter(FftFilterSpec{}).runCpu(grayF32, c); }},
+  };
+  for (const CpuCase& t : cases) {
+    const Outcome o = cancelAfterDelay([&](const CpuControl& c) { (void)t.run(c); });
+    std::printf("  %-58s %s in %7.1f ms after the flag\n", t.what.c_str(),
+                o.cancelled ? "cancelled" : (o.finished ? "FINISHED" : "failed"), o.answerMs);
+    std::fflush(stdout);
+    EXPECT_TRUE(o.error.empty()) << t.what << ": " << o.error;
+  }
+}
+
 // Speed of the baselines with a flag that is never set (bands, pieces) against without (one strip
 // per thread), median of 3 runs each, interleaved: figures for the notes, not a verdict (timing in
 // tests would flake), run with --gtest_also_run_disabled_tests.
