@@ -146,9 +146,9 @@ TEST_F(MandelbrotGui, ZoomSoakKeepsHostAndDeviceMemoryFlat) {
       std::fill_n(leaked.back().get(), leakBytes, '\1');  // touched, so it is resident
     }
     host.samples.push_back(residentBytes());
-    const struct mallinfo2 m = mallinfo2();
-    inUse.samples.push_back(static_cast<double>(m.uordblks + m.hblkhd));
-    held.samples.push_back(static_cast<double>(m.arena + m.hblkhd));
+    const struct mallinfo2 heap = mallinfo2();
+    inUse.samples.push_back(static_cast<double>(heap.uordblks + heap.hblkhd));
+    held.samples.push_back(static_cast<double>(heap.arena + heap.hblkhd));
     if (gpu) {
       const MemoryUsage m = deviceMemory();
       gpuUsed.samples.push_back(static_cast<double>(m.total - m.free));
