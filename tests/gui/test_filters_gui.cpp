@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractButton>
+#include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,6 +14,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QKeyEvent>
+#include <QKeySequence>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSlider>
@@ -21,6 +23,7 @@
 #include <QTemporaryDir>
 #include <QThread>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -540,7 +543,9 @@ TEST_F(FiltersGui, CpuAutoConvolutionShowsWhatItChose) {
   const std::optional<ConvCostModel> model = cachedCpuConvCostModel();
   ASSERT_TRUE(model.has_value());  // calibrated by the run
   const QString chosen = QString::fromStdString(run.record.cpu->methodUsed);
-  EXPECT_EQ(chosen, QString::fromUtf8(toString(model->choose(61, 43, 19, 19, 3))));
+  // A Gaussian kernel has rank 1: the model weighs the separable method too (as the run did), and
+  // picks it whenever its calibration says so (on a loaded machine it sometimes does).
+  EXPECT_EQ(chosen, QString::fromUtf8(toString(model->choose(61, 43, 19, 19, 3, 1))));
   EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("auto → ") + chosen)) << h.tab.statusText().toStdString();
   EXPECT_TRUE(run.record.description.ends_with(" auto")) << run.record.description;
   ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
@@ -710,6 +715,43 @@ TEST_F(FiltersGui, CancelledCpuConvolutionChangesNothing) {
   EXPECT_TRUE(h.workerPhoto() == photo);
   EXPECT_TRUE(waitUntil([&] { return h.engine.pendingJobs() == 0; }));
   EXPECT_TRUE(h.lastError.isEmpty()) << h.lastError.toStdString();
+}
+
+// Esc (the tab's shortcut) cancels a running filter, and the worker really stops soon after: the
+// direct convolution's bands and column pieces check the flag (issue 19), not only its channels.
+TEST_F(FiltersGui, EscCancelsARunningFilterAndTheWorkerStopsPromptly) {
+  Harness h;
+  const Image photo = test::randomImage(2000, 1500, 3, PixelType::U8, 305);
+  ASSERT_TRUE(h.setPhoto(photo));
+  h.use("conv", {{"method", "direct"}, {"border", "reflect101"}});
+  h.tab.kernelEditor()->setGaussian(20.0, 127);  // 16,129 multiply-adds a sample: seconds a channel here
+  h.tab.setRunOn(true, false);
+  QAction* esc = nullptr;
+  for (QAction* a : h.tab.actions())
+    if (a->shortcut() == QKeySequence(Qt::Key_Escape)) esc = a;
+  ASSERT_NE(esc, nullptr);
+  auto* progress = h.tab.findChild<QProgressBar*>(QStringLiteral("filterProgress"));
+  ASSERT_NE(progress, nullptr);
+  QElapsedTimer sinceEsc, sinceApply;
+  qint64 firstMs = 0;
+  QObject::connect(progress, &QProgressBar::valueChanged, [&](int value) {
+    if (value > 0 && h.tab.running() && !sinceEsc.isValid()) {
+      firstMs = sinceApply.elapsed();
+      esc->trigger();
+      sinceEsc.start();
+    }
+  });
+  sinceApply.start();
+  ASSERT_TRUE(h.applyAndWait(300000));
+  ASSERT_TRUE(sinceEsc.isValid()) << "no progress was shown while the filter ran";
+  EXPECT_FALSE(h.tab.running());
+  EXPECT_TRUE(h.tab.statusText().contains(QStringLiteral("Cancelled"))) << h.tab.statusText().toStdString();
+  ASSERT_TRUE(waitUntil([&] { return h.engine.pendingJobs() == 0; }, 60000));
+  // The two remaining channels take twice `firstMs` uncancelled (about 2 s each on 2 cores); the
+  // worker answers within one round of bands and pieces.
+  std::printf("first channel %lld ms, the worker stopped %lld ms after Esc\n", firstMs, sinceEsc.elapsed());
+  EXPECT_LT(sinceEsc.elapsed(), 2000) << "the worker went on for " << sinceEsc.elapsed() << " ms after Esc";
+  EXPECT_TRUE(h.workerPhoto() == photo);
 }
 
 TEST_F(FiltersGui, BadParametersGiveASentenceNotACrash) {

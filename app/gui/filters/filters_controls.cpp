@@ -80,7 +80,7 @@ QWidget* FiltersTab::buildControls() {
   cancelButton_ = new QPushButton(tr("Cancel"));
   cancelButton_->setObjectName(QStringLiteral("filterCancel"));
   cancelButton_->setEnabled(false);
-  cancelButton_->setToolTip(tr("Stop the running filter; nothing changes"));
+  cancelButton_->setToolTip(tr("Stop the running filter (Esc); nothing changes"));
   auto* applyRow = new QHBoxLayout;
   applyRow->addWidget(applyButton_, 2);
   applyRow->addWidget(cancelButton_, 1);

@@ -185,9 +185,14 @@ void FiltersTab::createActions() {
   connect(lineAction_, &QAction::triggered, this, [this] { lineTool_->toggle(); });
   // Window shortcuts of this tab: live only while the tab is shown. Undo and Redo act on the photo
   // every tab shares: the main window puts them in its Edit menu and tool bar.
-  auto* clearRegion = new QAction(tr("Clear region"), this);
+  // Esc stops a running filter (as Cancel does); with nothing running it clears the region.
+  auto* clearRegion = new QAction(tr("Cancel, or clear region"), this);
   clearRegion->setShortcut(QKeySequence(Qt::Key_Escape));
   connect(clearRegion, &QAction::triggered, this, [this] {
+    if (running()) {
+      cancel();
+      return;
+    }
     view_->setRegion(std::nullopt);
     view_->setTool(BeforeAfterView::Tool::Navigate);
   });

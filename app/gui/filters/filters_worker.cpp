@@ -168,7 +168,7 @@ ImageAnalysis analyseImage(AnalysisWorkerState& state, WorkerContext& ctx, const
   if (ctx.hasGpu() && onGpu != nullptr) {
     gpulab::GpuContext& gpu = ctx.gpu();
     a.gpuMs = gpulab::measureStream(
-                  gpu.stream(), [&] { state.histogram.run(gpu, *onGpu); }, policy)
+                  gpu.stream(), [&] { state.histogram.run(gpu, *onGpu); }, policy, ctx.cpuControl())
                   .medianMs;
     a.histogram = state.histogram.download(gpu);
   } else {

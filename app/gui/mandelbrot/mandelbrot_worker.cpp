@@ -47,7 +47,7 @@ FrameResult renderFrame(MandelbrotWorkerState& state, WorkerContext& ctx, const 
       auto timed = [&](const std::function<void()>& enqueue) {
         // One run, no warm-up: a frame is computed once and shown (after the first frame the module is
         // loaded), so its time is that one run's.
-        return gpulab::measureStream(gpu.stream(), enqueue, gpulab::MeasurePolicy::once()).medianMs;
+        return gpulab::measureStream(gpu.stream(), enqueue, gpulab::MeasurePolicy::once(), ctx.cpuControl()).medianMs;
       };
       if (gpulab::DeepRenderer* perturbation = deep ? renderer.deepRenderer() : nullptr) {
         // The reference, its table and their upload first, untimed; compute() then finds them ready and
@@ -118,24 +118,24 @@ SavedPng renderPng(WorkerContext& ctx, const gpulab::MandelbrotView& view, const
       gpulab::measureHost(
           [&] {
             gpulab::Image rgba;
-            if (ctx.hasGpu() && gpus.size() > 1) {
+            if (ctx.hasGpu()) {
+              // In row bands even on one GPU: a cancel is answered between bands (one launch over an 8K
+              // supersampled deep still can take many seconds), and the image is bit-identical to one
+              // launch over the whole frame (multi_gpu.hpp). Its own buffers: nothing kept afterwards.
+              const bool several = gpus.size() > 1;
+              const std::vector<int> devices = several ? gpus : std::vector<int>{ctx.gpu().device()};
               gpulab::StillSplitOptions split;
               split.colouring = colouring;
               split.wantRaw = false;
               split.cancel = ctx.cpuControl().cancel;
-              gpulab::SplitStill still = gpulab::renderStillOnGpus(gpus, view, {}, split);
+              gpulab::SplitStill still = gpulab::renderStillOnGpus(devices, view, {}, split);
               rgba = std::move(still.rgba);
-              saved.split = QStringLiteral("on %1 (rows: %2)")
-                                .arg(QString::fromStdString(gpulab::deviceLabels(gpus)),
-                                     QString::fromStdString(still.report.sharesText()));
+              if (several)
+                saved.split = QStringLiteral("on %1 (rows: %2)")
+                                  .arg(QString::fromStdString(gpulab::deviceLabels(gpus)),
+                                       QString::fromStdString(still.report.sharesText()));
               if (still.report.anyFailed())
                 saved.split += QStringLiteral(". ") + QString::fromStdString(still.report.failureSentence());
-            } else if (ctx.hasGpu()) {
-              gpulab::GpuContext& gpu = ctx.gpu();
-              gpulab::MandelbrotRenderer renderer;  // its own buffers: an 8K frame is not kept afterwards
-              renderer.compute(gpu, view, {}, ctx.cpuControl().cancel);
-              renderer.colour(gpu, colouring);
-              rgba = renderer.downloadRgba(gpu);
             } else {
               rgba = gpulab::colourRaw(gpulab::renderRawCpu(view, {}, ctx.cpuControl()), colouring, view.supersample);
             }

@@ -60,6 +60,7 @@ void MandelbrotZoomBenchmark::waitForRest() {
       QPointF(std::clamp(pixel.x(), 0.0, v.imageWidth - 1.0), std::clamp(pixel.y(), 0.0, v.imageHeight - 1.0)) / dpr;
   deepestWidth_ = v.widthValue();
   measuring_ = true;
+  frames_.reserve(2 * static_cast<std::size_t>(std::max(options_.steps, 0)) + 16);  // no regrowth while measured
   startMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
   lastPresentMs_ = startMs_;
   if (options_.rateHz > 0) {
@@ -92,7 +93,7 @@ void MandelbrotZoomBenchmark::step() {
 
 void MandelbrotZoomBenchmark::presented(const MandelbrotFrameInfo& info) {
   if (!measuring_ || done_) return;
-  frames_.push_back(info);
+  frames_.push_back({info.computeMs, info.workerMs, info.latencyMs, info.divisor == 1, info.onGpu});
   lastPresentMs_ = static_cast<double>(clock_.nsecsElapsed()) * 1e-6;
   if (!samePlace(info.view, tab_.view())) return;  // a frame of an older view
   if (waitingForLast_)
@@ -115,12 +116,12 @@ void MandelbrotZoomBenchmark::finish(bool timedOut) {
   r.framesPresented = static_cast<int>(frames_.size());
   r.seconds = (lastPresentMs_ - startMs_) * 1e-3;
   std::vector<double> compute, worker, latency;
-  for (const MandelbrotFrameInfo& f : frames_) {
+  for (const FrameSample& f : frames_) {
     if (!f.computeMs)
       ++r.recolouredFrames;
     else
       compute.push_back(*f.computeMs);
-    (f.divisor == 1 ? r.fullFrames : r.reducedFrames) += 1;
+    (f.full ? r.fullFrames : r.reducedFrames) += 1;
     worker.push_back(f.workerMs);
     latency.push_back(f.latencyMs);
     r.onGpu = f.onGpu;

@@ -9,6 +9,7 @@
 #include <QPointF>
 #include <QSize>
 #include <QString>
+#include <optional>
 #include <vector>
 
 #include "gpulab/core/timing.hpp"
@@ -87,7 +88,17 @@ class MandelbrotZoomBenchmark : public QObject {
   bool done_ = false;
   double startMs_ = 0;
   double lastPresentMs_ = 0;
-  std::vector<MandelbrotFrameInfo> frames_;
+  /// What finish() summarises of one painted frame: a few numbers, not the frame's MandelbrotFrameInfo
+  /// (its view's decimal digits and labels, ~550 bytes), so that a long soak measures the tab's memory
+  /// rather than the benchmark's own records (reserved when measuring starts).
+  struct FrameSample {
+    std::optional<double> computeMs;
+    double workerMs = 0;
+    double latencyMs = 0;
+    bool full = false;
+    bool onGpu = false;
+  };
+  std::vector<FrameSample> frames_;
   double deepestWidth_ = 0;
 };
 

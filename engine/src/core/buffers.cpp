@@ -94,6 +94,13 @@ void Event::record(cudaStream_t stream) { GPULAB_CUDA_CHECK(cudaEventRecord(even
 
 void Event::synchronize() const { GPULAB_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
+bool Event::query() const {
+  const cudaError_t status = cudaEventQuery(event_);
+  if (status == cudaErrorNotReady) return false;  // not an error, and not kept as the last one
+  GPULAB_CUDA_CHECK(status);
+  return true;
+}
+
 float Event::elapsedSince(const Event& start) const {
   float ms = 0;
   GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, event_));

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include "gpulab/core/buffers.hpp"
+#include "gpulab/core/operation.hpp"  // OperationCancelled
 
 namespace gpulab {
 
@@ -59,6 +61,75 @@ Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, Timi
   std::vector<double> samples;
   samples.reserve(options.reps);
   for (int i = 0; i < options.reps; ++i) samples.push_back(marks[i + 1].elapsedSince(marks[i]));
+  return Stats::of(std::move(samples));
+}
+
+namespace {
+
+bool isSet(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+
+/// Waits for `event` while checking the flag; once set, lets the queued work finish and throws.
+void awaitOrCancel(const Event& event, const std::atomic<bool>* cancel) {
+  while (!event.query()) {
+    if (isSet(cancel)) {
+      event.synchronize();  // what is queued reads and writes the caller's buffers: never leave it behind
+      throw OperationCancelled();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  if (isSet(cancel)) throw OperationCancelled();
+}
+
+/// Runs that fit one slice of GPU work at `perRunMs` each, at most `left`; one while the cost is unknown.
+int batchOf(double perRunMs, int left) {
+  if (perRunMs <= 0) return 1;
+  return std::clamp(static_cast<int>(kCancelSliceMs / perRunMs), 1, std::max(left, 1));
+}
+
+}  // namespace
+
+Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, TimingOptions options,
+                 const std::atomic<bool>* cancel, double perRunMs) {
+  if (cancel == nullptr) return timeStream(stream, enqueue, options);
+  checkOptions(options);
+  if (isSet(cancel)) throw OperationCancelled();
+  int warmups = options.warmup;
+  if (warmups > 0 && perRunMs <= 0) {  // the first warm-up alone sizes the batches
+    Event start, end;
+    start.record(stream);
+    enqueue();
+    end.record(stream);
+    awaitOrCancel(end, cancel);
+    perRunMs = end.elapsedSince(start);
+    --warmups;
+  }
+  // Warm-ups left, in awaited batches; the last batch stays queued ahead of the timed runs (the GPU
+  // stays busy, as in the untimed-gap-free path above).
+  while (warmups > 0) {
+    const int k = batchOf(perRunMs, warmups);
+    for (int i = 0; i < k; ++i) enqueue();
+    warmups -= k;
+    if (warmups > 0) {
+      Event mark;
+      mark.record(stream);
+      awaitOrCancel(mark, cancel);
+    }
+  }
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(options.reps));
+  while (static_cast<int>(samples.size()) < options.reps) {
+    const int left = options.reps - static_cast<int>(samples.size());
+    const int k = batchOf(perRunMs, left);
+    std::vector<Event> marks(static_cast<std::size_t>(k) + 1);
+    marks[0].record(stream);
+    for (int i = 0; i < k; ++i) {
+      enqueue();
+      marks[i + 1].record(stream);
+    }
+    awaitOrCancel(marks.back(), cancel);
+    for (int i = 0; i < k; ++i) samples.push_back(marks[i + 1].elapsedSince(marks[i]));
+    if (perRunMs <= 0) perRunMs = std::max(samples.front(), 1e-3);
+  }
   return Stats::of(std::move(samples));
 }
 

@@ -104,21 +104,30 @@ constexpr std::size_t kDirectBudgetBytes = std::size_t{512} << 20;
 constexpr std::size_t kStripBudgetBytes = std::size_t{16} << 20;
 
 // cv::blur over (2r+1)^2 for one single-channel plane, strips in parallel.
-void blurDirect(const cv::Mat& src, cv::Mat& dst, int r, BorderMode mode) {
+// control.cancel is checked between rounds of bands (at least 4 windows tall: a quarter more at most).
+void blurDirect(const cv::Mat& src, cv::Mat& dst, int r, BorderMode mode, const CpuControl& control) {
+  const int minRows = std::max(16, 4 * (2 * r + 1));
   const cv::Size window(2 * r + 1, 2 * r + 1);
   if (mode == BorderMode::Wrap) {
     cv::Mat padded;
     cv::copyMakeBorder(src, padded, r, r, r, r, cv::BORDER_WRAP);
-    parallelRows(src.rows, [&](int a, int b) {
-      cv::Mat strip = dst.rowRange(a, b);
-      cv::blur(padded(cv::Rect(r, r + a, src.cols, b - a)), strip, window, cv::Point(-1, -1), cv::BORDER_REFLECT_101);
-    });
+    parallelRows(
+        control, src.rows,
+        [&](int a, int b) {
+          cv::Mat strip = dst.rowRange(a, b);
+          cv::blur(padded(cv::Rect(r, r + a, src.cols, b - a)), strip, window, cv::Point(-1, -1),
+                   cv::BORDER_REFLECT_101);
+        },
+        0, minRows);
     return;
   }
-  parallelRows(src.rows, [&](int a, int b) {
-    cv::Mat strip = dst.rowRange(a, b);
-    cv::blur(src.rowRange(a, b), strip, window, cv::Point(-1, -1), cvBorder(mode));
-  });
+  parallelRows(
+      control, src.rows,
+      [&](int a, int b) {
+        cv::Mat strip = dst.rowRange(a, b);
+        cv::blur(src.rowRange(a, b), strip, window, cv::Point(-1, -1), cvBorder(mode));
+      },
+      0, minRows);
 }
 
 // Means over 2r+1 samples along each row of src (CV_8U or CV_32F) into dst (CV_32F, same size).
@@ -193,14 +202,14 @@ void blurPlane(const cv::Mat& src, cv::Mat& dst, int r, const Border& border, Bo
     if (separable)
       blurSeparable(shifted, blurred, r, border.mode, control, base, span);
     else
-      blurDirect(shifted, blurred, r, border.mode);
+      blurDirect(shifted, blurred, r, border.mode, control);
     blurred.convertTo(dst, dst.type(), 1.0, fill);
     return;
   }
   if (separable)
     blurSeparable(src, dst, r, border.mode, control, base, span);
   else
-    blurDirect(src, dst, r, border.mode);
+    blurDirect(src, dst, r, border.mode, control);
 }
 
 // cv::blur's running sums carry a NaN or inf on along the row and down the column, far past the
@@ -423,7 +432,7 @@ Image BoxBlur::runCpu(const Image& in, const CpuControl& control) const {
         zeroFill && cpuMethod_ != BoxCpuMethod::Separable &&
         directFits(shape.width * shape.channels, shape.height, radius_, border_.mode)) {
       control.throwIfCancelled();
-      blurDirect(source, target, radius_, border_.mode);
+      blurDirect(source, target, radius_, border_.mode, control);
       repairNonFinite(in, out, radius_, border_, filtered);
       control.report(1.0);
       return out;

@@ -197,7 +197,25 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
   const bool alpha = convolvedChannels(shapeOf(in), mode_) < in.channels();
   // filter2D over a one-row range of a taller image gets that row wrong (OpenCV 4.6): strips of at
   // least 16 rows, and no fewer rows than the kernel has.
-  const int strips = std::clamp(os.height / std::max(16, kernel_.height), 1, std::max(1, cv::getNumThreads()));
+  const int minRows = std::max(16, kernel_.height);
+  const int strips = std::clamp(os.height / minRows, 1, std::max(1, cv::getNumThreads()));
+  // Cancelling. filter2D takes its DFT path (from 50 taps) only for a whole image, never for a ROI
+  // (OpenCV 4.6's dftFilter2D returns for any offset or size short of the parent's): a row range of
+  // the plane is filtered directly, exactly, wherever it falls. So with a cancel flag the direct
+  // path runs in bands that follow the machine's speed (cv_interop::parallelRows), and a band of a
+  // large kernel in column pieces of about kPieceTaps multiply-adds, the flag checked between them:
+  // a 127x127 kernel costs 16,129 multiply-adds a pixel, so 128 rows of a 16K-wide image take seconds.
+  // Results are bit-identical to the strips without a flag. One strip (a small image, one thread)
+  // stays one whole-image call, by DFT from 50 taps, as before. The padded path filters each strip as
+  // an isolated image (DFT from 50 taps: the strips' geometry shows in the last bits), so its strips
+  // stay one per thread, as before, unless the kernel is small enough to be direct.
+  // Pieces no narrower than kMinPieceCols: filter2D passes over a row once per kernel tap, and a
+  // narrow piece pays that pass's setup on few pixels (800-column pieces of a 63x63 kernel cost 23%
+  // more than whole 2048-pixel rows here; 1024-column ones 6%).
+  constexpr double kPieceTaps = 2e8;
+  constexpr int kMinPieceCols = 1024;
+  const double taps = static_cast<double>(kernel_.width) * kernel_.height;
+  const bool isolatedByDft = taps >= 50;
 
   try {
     for (int c = 0; c < in.channels(); ++c) {
@@ -213,14 +231,30 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
       } else if (direct) {
         result.create(os.height, os.width, plane.type());
         cv_interop::parallelRows(
-            os.height,
+            control, os.height,
             [&](int a, int b) {
-              cv::Mat strip = result.rowRange(a, b);
-              // A row range still sees the rows around it: strips give the whole-image result.
-              cv::filter2D(plane.rowRange(a, b), strip, -1, cvKernel, cv::Point(ax, ay), 0,
-                           cv_interop::cvBorder(border_.mode));
+              // A range still sees the pixels around it: pieces give the whole-image result.
+              const int pieceCols = control.cancel == nullptr
+                                        ? os.width
+                                        : std::clamp(static_cast<int>(kPieceTaps / (taps * (b - a))),
+                                                     std::max(kMinPieceCols, kernel_.width), std::max(os.width, 1));
+              const int pieces = (os.width + pieceCols - 1) / pieceCols;  // even widths, none narrow
+              if (pieces == 1) {
+                cv::Mat strip = result.rowRange(a, b);
+                cv::filter2D(plane.rowRange(a, b), strip, -1, cvKernel, cv::Point(ax, ay), 0,
+                             cv_interop::cvBorder(border_.mode));
+                return;
+              }
+              for (int p = 0; p < pieces; ++p) {
+                if (control.cancelled()) return;  // parallelRows throws once the round is over
+                const int x = static_cast<int>(static_cast<std::int64_t>(os.width) * p / pieces);
+                const int w = static_cast<int>(static_cast<std::int64_t>(os.width) * (p + 1) / pieces) - x;
+                cv::Mat piece = result(cv::Rect(x, a, w, b - a));
+                cv::filter2D(plane(cv::Rect(x, a, w, b - a)), piece, -1, cvKernel, cv::Point(ax, ay), 0,
+                             cv_interop::cvBorder(border_.mode));
+              }
             },
-            strips);
+            strips, minRows);
       } else {
         cv::Mat padded;
         cv::copyMakeBorder(plane, padded, ay, os.height + kernel_.height - 1 - in.height() - ay, ax,
@@ -228,7 +262,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
                            cv::Scalar::all(fill));
         result.create(os.height, os.width, plane.type());
         cv_interop::parallelRows(
-            os.height,
+            isolatedByDft ? CpuControl{} : control, os.height,
             [&](int a, int b) {
               // Output rows [a, b) read padded rows [a, b + kh - 1): pass exactly those, so no border
               // rule of filter2D ever applies to a sample that is kept.
@@ -238,7 +272,7 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
               cv::Mat strip = result.rowRange(a, b);
               filtered(cv::Rect(0, 0, os.width, b - a)).copyTo(strip);
             },
-            strips);
+            strips, minRows);
       }
       if (os.channels == 1)
         result.copyTo(dst);

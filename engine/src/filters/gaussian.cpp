@@ -48,27 +48,47 @@ std::vector<double> gaussianWeights(int ksize, double sigma) {
 
 namespace gaussian_detail {
 
-void blurCv(const cv::Mat& src, cv::Mat& dst, int ksize, double sigma, const Border& border, double fill) {
+void blurCv(const cv::Mat& src, cv::Mat& dst, int ksize, double sigma, const Border& border, double fill,
+            const CpuControl& control) {
   const int r = ksize / 2;
+  // Each band runs the row pass over its halo again: at most half the row pass more (a quarter of the
+  // whole) where one band of this height takes longer than a round's aim, nothing otherwise.
+  const int minRows = std::max(16, 2 * ksize);
   const cv::Size window(ksize, ksize);
   // OpenCV's filters reject BORDER_WRAP, pad with zeros for BORDER_CONSTANT and drop the vertical
   // pass of a one-row image: pad by the radius first and filter the padded image's interior (the
   // window never reaches past the padding).
   const bool pad = border.mode == BorderMode::Wrap || border.mode == BorderMode::Constant;
+  // A band of a wide window (sigma 100: 801 taps, bands of 1,602 rows) goes in column pieces of about
+  // kPieceMultiplyAdds: the row pass covers the band and its halo, the column pass the band.
+  auto pieceCols = [&](int rows) {
+    const double perColumn = (2.0 * rows + 2.0 * r) * ksize * src.channels();
+    return static_cast<int>(kPieceMultiplyAdds / std::max(perColumn, 1.0));
+  };
   if (pad) {
     cv::Mat padded;
     cv::copyMakeBorder(src, padded, r, r, r, r, cvBorder(border.mode), cv::Scalar::all(fill));
-    parallelRows(src.rows, [&](int a, int b) {
-      cv::Mat strip = dst.rowRange(a, b);
-      cv::GaussianBlur(padded(cv::Rect(r, r + a, src.cols, b - a)), strip, window, sigma, sigma,
-                       cv::BORDER_REFLECT_101);
-    });
+    parallelRows(
+        control, src.rows,
+        [&](int a, int b) {
+          columnPieces(control, src.cols, pieceCols(b - a), [&](int x, int w) {
+            cv::Mat piece = dst(cv::Rect(x, a, w, b - a));
+            cv::GaussianBlur(padded(cv::Rect(r + x, r + a, w, b - a)), piece, window, sigma, sigma,
+                             cv::BORDER_REFLECT_101);
+          });
+        },
+        0, minRows);
     return;
   }
-  parallelRows(src.rows, [&](int a, int b) {
-    cv::Mat strip = dst.rowRange(a, b);
-    cv::GaussianBlur(src.rowRange(a, b), strip, window, sigma, sigma, cvBorder(border.mode));
-  });
+  parallelRows(
+      control, src.rows,
+      [&](int a, int b) {
+        columnPieces(control, src.cols, pieceCols(b - a), [&](int x, int w) {
+          cv::Mat piece = dst(cv::Rect(x, a, w, b - a));
+          cv::GaussianBlur(src(cv::Rect(x, a, w, b - a)), piece, window, sigma, sigma, cvBorder(border.mode));
+        });
+      },
+      0, minRows);
 }
 
 std::vector<double> blurReference(const Image& in, int c, const std::vector<double>& weights, const Border& border,
@@ -256,7 +276,7 @@ Image GaussianBlur::runCpu(const Image& in, const CpuControl& control) const {
     const double fill = shape.type == PixelType::U8 ? planewise::borderU8(border_.value)
                                                     : static_cast<double>(static_cast<float>(border_.value));
     cv::Mat target = asMat(out);
-    gaussian_detail::blurCv(asMat(in), target, sizeFor(shape.type), sigmaFor(shape.type), border_, fill);
+    gaussian_detail::blurCv(asMat(in), target, sizeFor(shape.type), sigmaFor(shape.type), border_, fill, control);
     if (planewise::alphaPassesThrough(shape.type, shape.channels)) planewise::copyChannel(in, out, 3);
   } catch (const cv::Exception& e) {
     rethrowOpenCv(e, "the Gaussian blur baseline");

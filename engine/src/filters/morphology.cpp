@@ -223,6 +223,9 @@ Image Morphology::runCpu(const Image& in, const CpuControl& control) const {
     const cv::Mat element =
         cv::getStructuringElement(shape_ == MorphShape::Rect ? cv::MORPH_RECT : cv::MORPH_ELLIPSE, {size_, size_});
     const int r = size_;  // padding enough for the element on every side
+    // Bands of at least 4 element sizes: each band reads its halo again, a quarter more work at most
+    // (only where one such band takes longer than a round's aim).
+    const int minRows = std::max(16, 4 * size_);
     const std::vector<bool> steps = stepsOf(op_);
     cv::Mat current = asMat(in);
     for (std::size_t s = 0; s < steps.size(); ++s) {
@@ -241,19 +244,25 @@ Image Morphology::runCpu(const Image& in, const CpuControl& control) const {
                 ? cv::Scalar::all(shape.type == PixelType::U8 ? planewise::borderU8(border_->value)
                                                               : static_cast<double>(static_cast<float>(border_->value)))
                 : cv::morphologyDefaultBorderValue();
-        parallelRows(shape.height, [&](int a, int b) {
-          cv::Mat strip = result.rowRange(a, b);
-          run(current.rowRange(a, b), strip, cv::BORDER_CONSTANT, value);
-        });
+        parallelRows(
+            control, shape.height,
+            [&](int a, int b) {
+              cv::Mat strip = result.rowRange(a, b);
+              run(current.rowRange(a, b), strip, cv::BORDER_CONSTANT, value);
+            },
+            0, minRows);
       } else {
         // The other modes pad first: cv::dilate gets an element wider than a tiny image wrong with
         // reflect101 (a 2x3 image, a 4x4 rectangle), and rejects wrap.
         cv::Mat padded;
         cv::copyMakeBorder(current, padded, r, r, r, r, cvBorder(border_->mode));
-        parallelRows(shape.height, [&](int a, int b) {
-          cv::Mat strip = result.rowRange(a, b);
-          run(padded(cv::Rect(r, r + a, shape.width, b - a)), strip, cv::BORDER_REPLICATE, cv::Scalar());
-        });
+        parallelRows(
+            control, shape.height,
+            [&](int a, int b) {
+              cv::Mat strip = result.rowRange(a, b);
+              run(padded(cv::Rect(r, r + a, shape.width, b - a)), strip, cv::BORDER_REPLICATE, cv::Scalar());
+            },
+            0, minRows);
       }
       current = result;
       control.throwIfCancelled();

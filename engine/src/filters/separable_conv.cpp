@@ -226,7 +226,7 @@ Image SeparableConv::runCpu(const Image& in, const CpuControl& control) const {
                            cv::Scalar::all(fill));
         result.create(os.height, os.width, plane.type());
         cv_interop::parallelRows(
-            os.height,
+            control, os.height,
             [&](int a, int b) {
               // Output rows [a, b) read padded rows [a, b + kh - 1): exactly those, so no border
               // rule of sepFilter2D ever reaches a sample that is kept.
@@ -241,7 +241,7 @@ Image SeparableConv::runCpu(const Image& in, const CpuControl& control) const {
               cv::Mat strip = result.rowRange(a, b);
               sum(cv::Rect(0, 0, os.width, b - a)).convertTo(strip, plane.type());  // u8: rounded, saturated
             },
-            strips);
+            strips, std::max(16, 4 * kh));  // each band reads kh - 1 rows more: a quarter at most
       }
       if (os.channels == 1)
         result.copyTo(dst);

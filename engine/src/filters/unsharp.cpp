@@ -140,7 +140,7 @@ Image UnsharpMask::runCpu(const Image& in, const CpuControl& control) const {
     control.throwIfCancelled();
     blurred.create(samples.size(), samples.type());
     gaussian_detail::blurCv(samples, blurred, blur_.sizeFor(shape.type), blur_.sigmaFor(shape.type), blur_.border(),
-                            fillOf(blur_.border(), shape.type));
+                            fillOf(blur_.border(), shape.type), control);
     control.throwIfCancelled();
     control.report(0.7);
     const int channels = shape.channels;

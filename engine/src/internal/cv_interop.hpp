@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <opencv2/core.hpp>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 
 #include "gpulab/core/border.hpp"
 #include "gpulab/core/image.hpp"
+#include "gpulab/core/operation.hpp"  // CpuControl, OperationCancelled
 #include "gpulab/filters/filter.hpp"
 
 namespace gpulab::cv_interop {
@@ -70,6 +72,73 @@ void parallelRows(int rows, F&& f, int strips = 0) {
       if (b > a) f(a, b);
     }
   });
+}
+
+/// Milliseconds of work a band round aims at while a cancel flag listens: a cancel is answered
+/// within about this (times the slowdown of a loaded machine).
+inline constexpr double kBandRoundMs = 40;
+
+/// parallelRows with a cancel flag that is answered while the work runs: with control.cancel set, the
+/// rows go in rounds of one band per OpenCV thread, the band height adapting (from `minRows`, doubling
+/// or halving) so that a round takes about kBandRoundMs; the flag is checked between rounds
+/// (OperationCancelled). Only for work whose result does not depend on where the bands fall (a
+/// filter over a cv::Mat ROI that sees its surroundings, a per-pixel map): the band geometry follows
+/// the machine's speed. No flag, or `strips` 1: parallelRows(rows, f, strips) as before. No band is
+/// shorter than `minRows` rows unless the image is (filter2D gets a one-row range of a taller image
+/// wrong, OpenCV 4.6). A band that reads a halo of rows around it costs halo/minRows more at most.
+template <class F>
+void parallelRows(const CpuControl& control, int rows, F&& f, int strips = 0, int minRows = 16) {
+  if (control.cancel == nullptr || strips == 1) {  // one strip asked for: the whole image in one call
+    parallelRows(rows, f, strips);
+    return;
+  }
+  control.throwIfCancelled();
+  const int threads = std::max(1, cv::getNumThreads());
+  minRows = std::clamp(minRows, 1, std::max(rows, 1));
+  int band = minRows;
+  int next = 0;
+  while (next < rows) {
+    int count = threads;  // bands this round
+    int end = static_cast<int>(std::min<std::int64_t>(rows, next + static_cast<std::int64_t>(band) * count));
+    if (rows - end < minRows) end = rows;  // no short band left behind
+    count = std::max(1, std::min(count, (end - next) / std::max(band, 1)));
+    const int first = next;
+    const auto started = std::chrono::steady_clock::now();
+    cv::parallel_for_(cv::Range(0, count), [&](const cv::Range& range) {
+      for (int s = range.start; s < range.end; ++s) {
+        const int a = first + static_cast<int>(static_cast<std::int64_t>(end - first) * s / count);
+        const int b = first + static_cast<int>(static_cast<std::int64_t>(end - first) * (s + 1) / count);
+        if (b > a) f(a, b);
+      }
+    });
+    next = end;
+    control.throwIfCancelled();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    if (ms < kBandRoundMs / 2 && band < rows)
+      band *= 2;
+    else if (ms > 2 * kBandRoundMs)
+      band = std::max(minRows, band / 2);
+  }
+}
+
+/// Multiply-adds of one column piece (columnPieces): tens of milliseconds on one core.
+inline constexpr double kPieceMultiplyAdds = 2e8;
+
+/// Calls g(x, width) for column pieces of [0, cols) of at least `pieceCols` (and 256) columns each,
+/// even widths, checking control.cancel between pieces and returning early once it is set (the
+/// enclosing parallelRows throws after its round). No flag: one piece, g(0, cols). For filters over
+/// a cv::Mat ROI, which see the columns around it as they see the rows: pieces do not change the
+/// result, and the rows a band reads around it are read once per piece of them, not once per piece
+/// of the image (no extra work beyond the columns' halo reads).
+template <class G>
+void columnPieces(const CpuControl& control, int cols, int pieceCols, G&& g) {
+  // Not narrower than 256: a filter's pass over a row has a setup that narrow pieces pay too often.
+  const int pieces = control.cancel == nullptr ? 1 : std::max(1, cols / std::max(pieceCols, 256));
+  for (int p = 0; p < pieces; ++p) {
+    if (p > 0 && control.cancelled()) return;
+    const int x = static_cast<int>(static_cast<std::int64_t>(cols) * p / pieces);
+    g(x, static_cast<int>(static_cast<std::int64_t>(cols) * (p + 1) / pieces) - x);
+  }
 }
 
 /// OpenCV's own exceptions carry a multi-line report; the engine's callers get one sentence.

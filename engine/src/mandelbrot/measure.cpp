@@ -75,7 +75,7 @@ Measurement measureMandelbrot(const MandelbrotView& view, const MandelbrotOption
     g.methodUsed = m.method;
     g.warmup = policy.gpuWarmup;
     g.compute = measureStream(
-        context.stream(), [&] { renderer.relaunch(context); }, policy);
+        context.stream(), [&] { renderer.relaunch(context); }, policy, setup.control);
     m.gpu = std::move(g);
   } else {
     m.gpuSkipped = setup.gpu == nullptr ? queryDevices().status : "no renderer was given";

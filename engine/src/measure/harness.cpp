@@ -66,10 +66,13 @@ Stats timeCpu(const std::function<void(const CpuControl&)>& run, const MeasurePo
 
 /// Uploads or downloads `reps` times through `transfer`, each timed by the context (staging copy and
 /// device copy), median of them.
-Stats timeTransfers(int reps, const std::function<double()>& transfer) {
+Stats timeTransfers(int reps, const std::function<double()>& transfer, const CpuControl& control) {
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(reps));
-  for (int i = 0; i < reps; ++i) samples.push_back(transfer());
+  for (int i = 0; i < reps; ++i) {
+    control.throwIfCancelled();  // each transfer is synchronous: a 4 GiB one takes about 0.2 s
+    samples.push_back(transfer());
+  }
   return Stats::of(std::move(samples));
 }
 
@@ -112,13 +115,14 @@ double maxAbsDiffTyped(const Image& a, const Image& b) {
 // ---------------------------------------------------------------------------------------------
 // Timing primitives
 
-Stats measureStream(cudaStream_t stream, const std::function<void()>& enqueue, const MeasurePolicy& policy) {
+Stats measureStream(cudaStream_t stream, const std::function<void()>& enqueue, const MeasurePolicy& policy,
+                    const CpuControl& control) {
   const int reps = std::max(policy.gpuReps, 1);
-  if (policy.gpuSlowMs <= 0) return timeStream(stream, enqueue, {std::max(policy.gpuWarmup, 0), reps});
+  if (policy.gpuSlowMs <= 0) return timeStream(stream, enqueue, {std::max(policy.gpuWarmup, 0), reps}, control.cancel);
   // The last warm-up is a probe that sizes the measurement: slow work gets fewer runs.
-  const Stats probe = timeStream(stream, enqueue, {std::max(policy.gpuWarmup - 1, 0), 1});
+  const Stats probe = timeStream(stream, enqueue, {std::max(policy.gpuWarmup - 1, 0), 1}, control.cancel);
   const int timed = probe.medianMs <= policy.gpuSlowMs ? reps : std::max(policy.gpuSlowReps, 1);
-  return timeStream(stream, enqueue, {0, timed});
+  return timeStream(stream, enqueue, {0, timed}, control.cancel, probe.medianMs);
 }
 
 Stats measureHost(const std::function<void()>& work, const MeasurePolicy& policy, const CpuControl& control) {
@@ -170,10 +174,13 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     std::string upMemory, downMemory;
     if (in == nullptr) {
       gpu.upload(input, uploaded, layout);  // allocates; the timed uploads reuse it
-      g.upload = timeTransfers(transferReps(policy), [&] {
-        gpu.upload(input, uploaded, layout);
-        return gpu.lastUpload().totalMs();
-      });
+      g.upload = timeTransfers(
+          transferReps(policy),
+          [&] {
+            gpu.upload(input, uploaded, layout);
+            return gpu.lastUpload().totalMs();
+          },
+          control);
       upMemory = gpu.lastUpload().hostMemory();
       m.uploadBytes = static_cast<double>(input.sizeBytes());
       in = &uploaded;
@@ -187,7 +194,7 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
     g.prepareMs = op.prepareGpu(gpu, *in, out);
     control.throwIfCancelled();
     g.compute = measureStream(
-        gpu.stream(), [&] { op.runGpu(gpu, *in, out); }, policy);
+        gpu.stream(), [&] { op.runGpu(gpu, *in, out); }, policy, control);
     g.warmup = std::max(policy.gpuWarmup, policy.gpuSlowMs > 0 ? 1 : 0);
     g.methodUsed = op.methodUsed(Side::Gpu);
     g.methodNote = op.methodNote(Side::Gpu);
@@ -195,10 +202,13 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
       // The result comes from the GPU: into pinned memory, allocated (and page-locked) before the
       // timed downloads, as the device images are before the timed uploads.
       result.gpuOutput = Image(out.width(), out.height(), out.channels(), out.type(), setup.outputMemory);
-      g.download = timeTransfers(transferReps(policy), [&] {
-        gpu.download(out, result.gpuOutput);
-        return gpu.lastDownload().totalMs();
-      });
+      g.download = timeTransfers(
+          transferReps(policy),
+          [&] {
+            gpu.download(out, result.gpuOutput);
+            return gpu.lastDownload().totalMs();
+          },
+          control);
       downMemory = gpu.lastDownload().hostMemory();
       m.downloadBytes = static_cast<double>(result.gpuOutput.sizeBytes());
     }

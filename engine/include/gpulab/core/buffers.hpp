@@ -124,6 +124,8 @@ class Event {
   cudaEvent_t get() const noexcept { return event_; }
   void record(cudaStream_t stream);
   void synchronize() const;
+  /// True once the work recorded before it has completed (cudaEventQuery); never blocks.
+  bool query() const;
   /// Milliseconds from `start` to this event; both must have completed.
   float elapsedSince(const Event& start) const;
   /// Created before the last device reset: the handle is dead; make a new Event.

@@ -3,6 +3,7 @@
 // steady clock; results are the median, min and max of N runs.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,6 +35,17 @@ Stats timeHost(const std::function<void()>& work, TimingOptions options = {});
 /// `enqueue` puts asynchronous work on `stream`; each rep is bracketed by events recorded on that
 /// stream, so only the device time of that work counts.
 Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, TimingOptions options = {});
+
+/// The same with a cancel flag that is answered while the work runs: the runs are queued in batches
+/// of about kCancelSliceMs of GPU work (sized by the first run, or by `perRunMs` when the caller
+/// knows it), each awaited with the flag checked every 0.2 ms; each batch has its own start mark, so
+/// the samples are the same device times as above. Once the flag is set, what is queued finishes
+/// (it uses the caller's buffers) and OperationCancelled is thrown. A null `cancel`: timeStream above.
+/// A single run is not interrupted: work that takes long in one launch must be split by its owner.
+Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, TimingOptions options,
+                 const std::atomic<bool>* cancel, double perRunMs = 0);
+/// GPU work queued at once while a cancel flag listens (timeStream above).
+inline constexpr double kCancelSliceMs = 50;
 
 /// Host-side stopwatch for one region (steady clock).
 class Stopwatch {

@@ -14,7 +14,9 @@
 //   ones through pinned staging: the record says which, with GB/s against the pinned copy ceiling);
 // - a CPU run that is slow gets fewer repetitions (a budget in ms, at least one timed run after the
 //   warm-up), so the default runs stay short;
-// - cancellation (setup.control.cancel) is checked between runs and inside the CPU baseline;
+// - cancellation (setup.control.cancel) is checked between runs on both sides (GPU runs are queued
+//   in batches of about 50 ms of work and awaited with the flag checked), between transfers, and
+//   inside the CPU baseline (between its row bands);
 //   progress covers the CPU side, the slow one.
 #pragma once
 
@@ -78,7 +80,10 @@ MeasureResult measure(Operation& op, const Image& input, const MeasureSetup& set
 
 /// The same policy for work that is not an Operation (Mandelbrot frames, lab kernels): GPU work
 /// enqueued on `stream` and timed with events, warm-ups excluded (probe and slow reps as above).
-Stats measureStream(cudaStream_t stream, const std::function<void()>& enqueue, const MeasurePolicy& policy);
+/// control.cancel, when set, is answered between runs while they run (timeStream's batches of about
+/// kCancelSliceMs of GPU work): OperationCancelled.
+Stats measureStream(cudaStream_t stream, const std::function<void()>& enqueue, const MeasurePolicy& policy,
+                    const CpuControl& control = {});
 /// Host work with the CPU side's policy (warm-up, budget); control.cancel checked between runs.
 Stats measureHost(const std::function<void()>& work, const MeasurePolicy& policy, const CpuControl& control = {});
 
