@@ -313,15 +313,9 @@ Engine::~Engine() {
   worker_->shutDown();
   // Queued jobs behind this are skipped; the running one stops at its next cancellation check.
   invokeQueued(
-      worker_,
-      [worker = worker_] {
-        worker->stop();
-        gpulab::tsanRelease(worker);
-      },
-      Qt::BlockingQueuedConnection);
+      worker_, [worker = worker_] { worker->stop(); }, Qt::BlockingQueuedConnection);
   thread_.quit();
   thread_.wait();
-  gpulab::tsanAcquire(worker_);  // the worker thread is done with it (Qt's wait is invisible to ThreadSanitizer)
   delete worker_;
 }
 

@@ -63,9 +63,19 @@ std::decay_t<F> handedOver(F&& f) {
 #endif
 
 /// QMetaObject::invokeMethod(context, handedOver(f), type): `f` runs on the thread of `context`.
+/// With Qt::BlockingQueuedConnection the caller also sees what `f` wrote once this returns.
 template <class F>
 bool invokeQueued(QObject* context, F&& f, Qt::ConnectionType type = Qt::QueuedConnection) {
-  return QMetaObject::invokeMethod(context, handedOver(std::forward<F>(f)), type);
+  if (type != Qt::BlockingQueuedConnection)
+    return QMetaObject::invokeMethod(context, handedOver(std::forward<F>(f)), type);
+  char returned = 0;  // the address of the edge back (Qt's semaphore is invisible to TSan)
+  const bool ok = QMetaObject::invokeMethod(context, handedOver([&f, &returned] {
+                                              f();
+                                              gpulab::tsanRelease(&returned);
+                                            }),
+                                            type);
+  gpulab::tsanAcquire(&returned);
+  return ok;
 }
 
 }  // namespace gpulab::gui
