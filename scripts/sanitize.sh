@@ -46,7 +46,7 @@ asan_targets=(test_core test_roi test_image_io test_codecs test_hostile_files te
 asan_tests='^(test_(core|roi|image_io|codecs|hostile_files|files|histogram|batch|box_blur|cli_filter)(\.[0-9]+)?|fuzz_replay_.*)$'
 # Threads: the GUI worker and the tabs' jobs on it, the batch dialog's and the batch pipeline's
 # threads, and the CPU threads they start (parallelRows, OpenCV's pool).
-tsan_targets=(test_gui test_filters_gui test_mandelbrot_gui test_batch_gui test_batch)
+tsan_targets=(test_gui test_filters_gui test_mandelbrot_gui test_batch_gui test_batch tsan_selfcheck)
 tsan_tests='^(test_gui|test_filters_gui|test_mandelbrot_gui|test_batch_gui|test_batch)$'
 
 # --as-needed: GCC's sanitizer link turns it off, and the binaries would then need libcuda.so.1 (the
@@ -93,6 +93,21 @@ for tool in "${tools[@]}"; do
   mkdir -p "$reports"
   tests_ok=1
   ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" --timeout 900 -R "$regex" || tests_ok=0
+  # The annotations that replace suppressions must not hide real races: two correct programs stay
+  # clean and two racy ones are reported (tests/sanitizers/tsan_selfcheck.cpp).
+  if [ "$tool" = tsan ] && [ -z "${GPULAB_SANITIZE_TESTS:-}" ]; then
+    for check in queued-ok queued-race strips-ok strips-race; do
+      out=$dir/selfcheck/$check
+      rm -rf "$out" && mkdir -p "$out"
+      TSAN_OPTIONS="${TSAN_OPTIONS%%:log_path=*}:log_path=$out/tsan" "$dir/tests/tsan_selfcheck" "$check" >"$out/log" 2>&1 || true
+      found=$(cat "$out"/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer: data race' || true)
+      if [[ $check == *-race && $found -eq 0 ]] || [[ $check == *-ok && $found -ne 0 ]]; then
+        echo "sanitize.sh: tsan self-check $check: $found race report(s), expected $([[ $check == *-race ]] && echo some || echo none) ($out)" >&2
+        tests_ok=0
+      fi
+    done
+    ((tests_ok)) && echo "sanitize.sh: tsan self-check: the annotated hand-overs stay clean, both planted races are reported"
+  fi
   took="build $built s, tests $((SECONDS - start - built)) s"
   if ((tests_ok)) && [ -z "$(ls -A "$reports")" ]; then
     echo "sanitize.sh: $tool clean ($took)"
