@@ -5,7 +5,8 @@
 #                                the engine, gpulab-cli and the suites of io, the filters' CPU paths, the
 #                                pipeline, the CLI's parsing and outputs, and the fuzz replays; in build-asan/
 #   scripts/sanitize.sh tsan     ThreadSanitizer: the GUI worker (Engine, WorkerContext, the latest-job machinery:
-#                                test_gui; the tabs' jobs on it: test_filters_gui, test_mandelbrot_gui with the
+#                                test_gui; the tabs' jobs on it: test_filters_gui, test_filters_live_gui (live
+#                                preview: LatestJob superseding running jobs), test_mandelbrot_gui with the
 #                                Mandelbrot CPU renderers' parallelRows threads; the batch dialog's thread:
 #                                test_batch_gui), the batch pipeline's threads (test_batch) and the CPU
 #                                baselines' strips on OpenCV's pool (through all of these); in build-tsan/
@@ -46,8 +47,8 @@ asan_targets=(test_core test_roi test_image_io test_codecs test_hostile_files te
 asan_tests='^(test_(core|roi|image_io|codecs|hostile_files|files|histogram|batch|box_blur|cli_filter)(\.[0-9]+)?|fuzz_replay_.*)$'
 # Threads: the GUI worker and the tabs' jobs on it, the batch dialog's and the batch pipeline's
 # threads, and the CPU threads they start (parallelRows, OpenCV's pool).
-tsan_targets=(test_gui test_filters_gui test_mandelbrot_gui test_batch_gui test_batch tsan_selfcheck)
-tsan_tests='^(test_gui|test_filters_gui|test_mandelbrot_gui|test_batch_gui|test_batch)$'
+tsan_targets=(test_gui test_filters_gui test_filters_live_gui test_mandelbrot_gui test_batch_gui test_batch tsan_selfcheck)
+tsan_tests='^(test_gui|test_filters_gui|test_filters_live_gui|test_mandelbrot_gui|test_batch_gui|test_batch)$'
 
 # --as-needed: GCC's sanitizer link turns it off, and the binaries would then need libcuda.so.1 (the
 # driver, absent without a GPU) just to start; the ordinary build does not link it either.
