@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "shell/handover.hpp"
+
 namespace gpulab::gui {
 
 namespace {
@@ -199,8 +201,7 @@ void BatchDialog::start() {
   if (options.useGpu) options.devices = gpus_->checked();
   options.cancel = &cancel_;
   options.onProgress = [this](const gpulab::BatchProgress& p) {
-    QMetaObject::invokeMethod(
-        this, [this, p] { showProgress(p); }, Qt::QueuedConnection);
+    invokeQueued(this, [this, p] { showProgress(p); });  // shell/handover.hpp
   };
   cancel_ = false;
   summary_->clear();
@@ -216,16 +217,13 @@ void BatchDialog::start() {
     } catch (const std::exception& e) {
       problem = QString::fromStdString(e.what());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, summary = std::move(summary), problem] {
-          setRunning(false);
-          if (!problem.isEmpty())
-            showProblem(problem);
-          else
-            showSummary(summary);
-        },
-        Qt::QueuedConnection);
+    invokeQueued(this, [this, summary = std::move(summary), problem] {
+      setRunning(false);
+      if (!problem.isEmpty())
+        showProblem(problem);
+      else
+        showSummary(summary);
+    });
   });
 }
 

@@ -12,6 +12,7 @@
 #include "gpulab/core/errors.hpp"
 #include "gpulab/core/version.hpp"
 #include "gpulab/tiling/tiled_runner.hpp"
+#include "shell/handover.hpp"
 #include "widgets/image_convert.hpp"
 
 namespace gpulab::gui {
@@ -301,23 +302,20 @@ Engine::Engine(QObject* parent) : QObject(parent), worker_(new EngineWorker) {
   thread_.setObjectName(QStringLiteral("gpulab-engine"));
   worker_->moveToThread(&thread_);
   thread_.start();
-  QMetaObject::invokeMethod(
-      worker_,
-      [this, worker = worker_] {
-        worker->start([this](PhotoUpdate update) {
-          // Runs on the worker; the signal is emitted on the GUI thread, ahead of the job's outcome.
-          QMetaObject::invokeMethod(
-              this, [this, update = std::move(update)] { emit photoChanged(update); }, Qt::QueuedConnection);
-        });
-      },
-      Qt::QueuedConnection);
+  // Every call between the two threads goes through invokeQueued: shell/handover.hpp says why.
+  invokeQueued(worker_, [this, worker = worker_] {
+    worker->start([this](PhotoUpdate update) {
+      // Runs on the worker; the signal is emitted on the GUI thread, ahead of the job's outcome.
+      invokeQueued(this, [this, update = std::move(update)] { emit photoChanged(update); });
+    });
+  });
 }
 
 Engine::~Engine() {
   for (const JobHandle& job : std::as_const(latestByKey_)) job.cancel();
   worker_->shutDown();
   // Queued jobs behind this are skipped; the running one stops at its next cancellation check.
-  QMetaObject::invokeMethod(
+  invokeQueued(
       worker_, [worker = worker_] { worker->stop(); }, Qt::BlockingQueuedConnection);
   thread_.quit();
   thread_.wait();
@@ -344,28 +342,19 @@ JobHandle Engine::post(QObject* receiver, Body body, JobOptions options) {
     if (!first && f < 1.0 && now - last < std::chrono::milliseconds(50)) return;
     first = false;
     last = now;
-    QMetaObject::invokeMethod(
-        this,
-        [state, target, shared, f] {
-          if (target && !state->cancel && !state->finished) shared->progress(f);
-        },
-        Qt::QueuedConnection);
+    invokeQueued(this, [state, target, shared, f] {
+      if (target && !state->cancel && !state->finished) shared->progress(f);
+    });
   };
 
-  QMetaObject::invokeMethod(
-      worker_,
-      [this, worker = worker_, state, target, shared, sharedBody, progress]() mutable {
-        worker->run(state, *sharedBody, std::move(progress), [&](int outcome, Deliver doneFn, const QString& error) {
-          QMetaObject::invokeMethod(
-              this,
-              [this, state, target, shared, outcome, doneFn = std::move(doneFn), error] {
-                deliver(state, target, *shared, static_cast<Outcome>(outcome), doneFn, error);
-              },
-              Qt::QueuedConnection);
-        });
-        sharedBody.reset();  // the job's captures are released on the worker, after it ran
-      },
-      Qt::QueuedConnection);
+  invokeQueued(worker_, [this, worker = worker_, state, target, shared, sharedBody, progress]() mutable {
+    worker->run(state, *sharedBody, std::move(progress), [&](int outcome, Deliver doneFn, const QString& error) {
+      invokeQueued(this, [this, state, target, shared, outcome, doneFn = std::move(doneFn), error] {
+        deliver(state, target, *shared, static_cast<Outcome>(outcome), doneFn, error);
+      });
+    });
+    sharedBody.reset();  // the job's captures are released on the worker, after it ran
+  });
   return handle;
 }
 

@@ -10,6 +10,7 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 #include "internal/conv_support.hpp"
+#include "internal/cv_interop.hpp"
 #include "internal/fft_range.hpp"
 #include "internal/fft_support.hpp"
 #include "internal/kernel_views.hpp"
@@ -529,7 +530,7 @@ Image FftConvolver::runCpu(const Image& in, const CpuControl& control) const {
       maxAbs = std::max(maxAbs, std::fabs(value));
     const int e = in.type() == PixelType::U8 ? 0 : fftRangeExponent(maxAbs);
     cv::Mat padded = cv::Mat::zeros(hp, wp, depth);
-    cv::parallel_for_(cv::Range(0, g.neededHeight), [&](const cv::Range& range) {
+    cv_interop::parallelFor(cv::Range(0, g.neededHeight), [&](const cv::Range& range) {
       for (int u = range.start; u < range.end; ++u) {
         const double* src = rows[u] < 0 ? nullptr : channel.ptr<double>(rows[u]);
         for (int v = 0; v < g.neededWidth; ++v) {

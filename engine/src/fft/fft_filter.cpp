@@ -13,6 +13,7 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 #include "gpulab/kernels/fft_filter.cuh"
+#include "internal/cv_interop.hpp"
 #include "internal/fft_filter_mask.hpp"
 #include "internal/fft_range.hpp"
 #include "internal/fft_support.hpp"
@@ -296,7 +297,7 @@ Image FftFilter::runCpu(const Image& in, const CpuControl& control) const {
     }
     cv::Mat spectrum;
     cv::dft(plane, spectrum, cv::DFT_COMPLEX_OUTPUT);
-    cv::parallel_for_(cv::Range(0, fh), [&](const cv::Range& rows) {
+    cv_interop::parallelFor(cv::Range(0, fh), [&](const cv::Range& rows) {
       for (int ky = rows.start; ky < rows.end; ++ky) {
         if (dbl) {
           auto* row = spectrum.ptr<cv::Vec2d>(ky);

@@ -13,6 +13,7 @@
 #include "gpulab/core/border.hpp"
 #include "gpulab/core/image.hpp"
 #include "gpulab/core/operation.hpp"  // CpuControl, OperationCancelled
+#include "gpulab/core/thread_annotations.hpp"
 #include "gpulab/filters/filter.hpp"
 
 namespace gpulab::cv_interop {
@@ -58,6 +59,35 @@ inline int cvBorder(BorderMode mode) {
   throw std::invalid_argument("unknown border mode");
 }
 
+/// cv::parallel_for_(range, body, nstripes), every call in the engine goes through this one. OpenCV
+/// runs the strips on its TBB pool and joins them inside libtbb, which is not built with
+/// ThreadSanitizer: the fork (the caller's writes before, seen by every strip) and the join (every
+/// strip's writes, seen by the caller after) are stated here so that a TSan build checks the strips
+/// against each other and against other threads (gpulab/core/thread_annotations.hpp). Strips do not
+/// acquire each other's releases, so a race between two strips is still reported.
+template <class Body>
+void parallelFor(const cv::Range& range, Body&& body, double nstripes = -1.0) {
+  class Strips final : public cv::ParallelLoopBody {
+   public:
+    explicit Strips(Body& body) : body_(body) {}
+    void operator()(const cv::Range& strip) const override {
+      tsanAcquire(&fork_);  // before this object's members are read on a pool thread
+      body_(strip);
+      tsanRelease(&join_);
+    }
+    const void* fork() const { return &fork_; }
+    const void* join() const { return &join_; }
+
+   private:
+    Body& body_;
+    char fork_ = 0, join_ = 0;
+  };
+  const Strips strips(body);
+  tsanRelease(strips.fork());
+  cv::parallel_for_(range, strips, nstripes);
+  tsanAcquire(strips.join());
+}
+
 /// Runs f(firstRow, endRow) over [0, rows) split into at least `strips` strips (one per OpenCV
 /// thread by default), in parallel. A cv::Mat ROI of some rows still sees the rows around it, so
 /// a filter run strip by strip gives the same result as one run over the whole image.
@@ -65,7 +95,7 @@ template <class F>
 void parallelRows(int rows, F&& f, int strips = 0) {
   if (strips <= 0) strips = std::max(1, cv::getNumThreads());
   strips = std::clamp(strips, 1, std::max(1, rows));
-  cv::parallel_for_(cv::Range(0, strips), [&](const cv::Range& range) {
+  parallelFor(cv::Range(0, strips), [&](const cv::Range& range) {
     for (int s = range.start; s < range.end; ++s) {
       const int a = static_cast<int>(static_cast<std::int64_t>(rows) * s / strips);
       const int b = static_cast<int>(static_cast<std::int64_t>(rows) * (s + 1) / strips);

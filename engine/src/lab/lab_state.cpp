@@ -12,6 +12,7 @@
 #include "gpulab/core/errors.hpp"  // OutOfDeviceMemory
 #include "gpulab/lab/elementwise.hpp"
 #include "gpulab/lab/reduce.hpp"
+#include "internal/cv_interop.hpp"
 #include "internal/lab_detail.hpp"
 #include "internal/memory_format.hpp"
 
@@ -105,7 +106,7 @@ void parallelFor(std::size_t count, std::size_t grain, const std::function<void(
   }
   const std::size_t per = (count + stripes - 1) / stripes;
   stripes = (count + per - 1) / per;
-  cv::parallel_for_(
+  cv_interop::parallelFor(
       cv::Range(0, static_cast<int>(stripes)),
       [&](const cv::Range& range) {
         for (int s = range.start; s < range.end; ++s) {
