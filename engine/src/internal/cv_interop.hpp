@@ -134,7 +134,7 @@ void parallelRows(const CpuControl& control, int rows, F&& f, int strips = 0, in
     count = std::max(1, std::min(count, (end - next) / std::max(band, 1)));
     const int first = next;
     const auto started = std::chrono::steady_clock::now();
-    cv::parallel_for_(cv::Range(0, count), [&](const cv::Range& range) {
+    parallelFor(cv::Range(0, count), [&](const cv::Range& range) {
       for (int s = range.start; s < range.end; ++s) {
         const int a = first + static_cast<int>(static_cast<std::int64_t>(end - first) * s / count);
         const int b = first + static_cast<int>(static_cast<std::int64_t>(end - first) * (s + 1) / count);
