@@ -20,11 +20,14 @@
 # soak: `gpulab-cli soak` (GPULAB_SOAK_RUNS filter runs, default 1000) and the GUI zoom soak
 # (test_soak_gui, GPULAB_SOAK_FRAMES frames, default 10000) with host and GPU memory, each stopped after
 # GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
-# GPULAB_ONLY="test_a test_b" limits the tests and sanitizer steps to those binaries.
+# GPULAB_ONLY="test_a test_b" limits the tests and sanitizer steps to those binaries. GPULAB_LOGS=DIR keeps
+# the logs in DIR, and a sanitizer step run again with the same DIR skips the shards that ran to their
+# end (a tool's sweep spread over several calls).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
-logs=$(mktemp -d)
+logs=${GPULAB_LOGS:-$(mktemp -d)}  # GPULAB_LOGS=DIR: keep the logs there (a later call resumes)
+mkdir -p "$logs"
 cd "$root"
 steps=${*:-tests sanitize bench deep shots tiles}
 
@@ -127,6 +130,8 @@ sanitizer_step() {  # step tool-arguments...
     GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
     xargs -P "${GPULAB_SANITIZER_JOBS:-12}" -I{} sh -c '
      line=$1; shift; set -- $line "$@"; t=$1; shards=$2; i=$3; shift 3; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.$i.log
+     # Resuming (GPULAB_LOGS kept from an earlier call): a shard that ran to its end is not run again.
+     if [ -f $log ] && tail -1 $log | grep -Eq "^exit [0-9]+ " && ! tail -1 $log | grep -q "^exit 124 "; then exit 0; fi
      s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
      if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
      [ "$left" -lt "$limit" ] && limit=$left
