@@ -366,6 +366,10 @@ Image interleavedOnHostOrGpu(const Image& in, const SeparableConv& conv, const F
   DeviceBuffer src(inRow * in.height()), dst(outRow * os.height);
   context.synchronize();
   GPULAB_CUDA_CHECK(cudaMemcpy(src.data(), in.samples<T>().data(), inRow * in.height(), cudaMemcpyHostToDevice));
+  // cudaMemcpy from pageable memory may return before its DMA lands, and the context's stream does not
+  // wait for the legacy default stream: finish the copy first, or it races with the kernel (seen on an
+  // H100 beside other test binaries: 2 of 48 cases read a partly copied input).
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
   kernels::launchSeparableConv<T, 3>({src.as<T>(), in.width(), in.height(), inRow},
                                      {dst.as<T>(), os.width, os.height, outRow}, 1, g, fill, context.stream());
   context.synchronize();
@@ -425,6 +429,7 @@ Image twoPassGaussian(GpuContext& gpu, const DeviceImage& in, const GaussianBlur
   const std::vector<float> wf(w.begin(), w.end());
   DeviceBuffer weights(wf.size() * sizeof(float));
   GPULAB_CUDA_CHECK(cudaMemcpy(weights.data(), wf.data(), wf.size() * sizeof(float), cudaMemcpyHostToDevice));
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());  // the pageable copy's DMA lands before gpu.stream() reads it
   DeviceImage tmp(in.width(), in.height(), 1, PixelType::F32);
   DeviceImage out(in.width(), in.height(), in.channels(), in.type());
   const float fill = static_cast<float>(borderSample(in.type(), blur.border().value));
