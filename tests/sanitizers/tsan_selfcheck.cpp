@@ -7,6 +7,7 @@
 //   tsan_selfcheck strips-race    every strip adds to one variable: a report
 #include <QCoreApplication>
 #include <QThread>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -33,9 +34,21 @@ int main(int argc, char** argv) {
         &worker, [] { shared = 2; }, Qt::BlockingQueuedConnection);
     shared = 3;
   } else if (check == "queued-race") {
-    gpulab::gui::invokeQueued(&worker, [] { shared = 2; });
+    // The two writes meet through relaxed atomics only, which give TSan no happens-before edge, so
+    // the race is there in every interleaving: the functor is already running when the poster writes
+    // (else a later wake-up of the worker's event loop, an eventfd TSan sees, could order them), and
+    // it writes after the poster (else the poster's drop of its reference to the functor, an
+    // acquire in ~HandedOver, could).
+    static std::atomic<bool> functorRuns{false};
+    static std::atomic<bool> posterWrote{false};
+    gpulab::gui::invokeQueued(&worker, [] {
+      functorRuns.store(true, std::memory_order_relaxed);
+      while (!posterWrote.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      shared = 2;
+    });
+    while (!functorRuns.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     shared = 3;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    posterWrote.store(true, std::memory_order_relaxed);
   } else if (check == "strips-ok") {
     std::vector<int> v(64);
     gpulab::cv_interop::parallelFor(cv::Range(0, 64), [&](const cv::Range& r) {
