@@ -86,14 +86,14 @@ struct TransferLab::State {
     // Leave the devices as found: peer access off again, each side freed with its device current.
     for (const auto& [pair, on] : enabledByUs)
       if (on && cudaSetDevice(pair.first) == cudaSuccess) cudaDeviceDisablePeerAccess(pair.second);
-    for (auto& [device, side] : peers)
-      if (cudaSetDevice(device) == cudaSuccess) side.reset();
+    for (auto& [ordinal, side] : peers)
+      if (cudaSetDevice(ordinal) == cudaSuccess) side.reset();
     activateSelectedDevice();
   }
 
-  PeerSide& peer(int device, std::size_t bytes) {
-    GPULAB_CUDA_CHECK(cudaSetDevice(device));
-    std::unique_ptr<PeerSide>& side = peers[device];
+  PeerSide& peer(int ordinal, std::size_t bytes) {
+    GPULAB_CUDA_CHECK(cudaSetDevice(ordinal));
+    std::unique_ptr<PeerSide>& side = peers[ordinal];
     if (!side) side = std::make_unique<PeerSide>();
     side->buffer.reserve(bytes);
     return *side;
