@@ -88,6 +88,18 @@ void parallelFor(const cv::Range& range, Body&& body, double nstripes = -1.0) {
   tsanAcquire(strips.join());
 }
 
+/// Runs f(a, b) over the rows [first, end) cut into `count` strips of near-equal height, in parallel.
+template <class F>
+void parallelStrips(int first, int end, int count, F& f) {
+  parallelFor(cv::Range(0, count), [&](const cv::Range& range) {
+    for (int s = range.start; s < range.end; ++s) {
+      const int a = first + static_cast<int>(static_cast<std::int64_t>(end - first) * s / count);
+      const int b = first + static_cast<int>(static_cast<std::int64_t>(end - first) * (s + 1) / count);
+      if (b > a) f(a, b);
+    }
+  });
+}
+
 /// Runs f(firstRow, endRow) over [0, rows) split into at least `strips` strips (one per OpenCV
 /// thread by default), in parallel. A cv::Mat ROI of some rows still sees the rows around it, so
 /// a filter run strip by strip gives the same result as one run over the whole image.
@@ -95,13 +107,7 @@ template <class F>
 void parallelRows(int rows, F&& f, int strips = 0) {
   if (strips <= 0) strips = std::max(1, cv::getNumThreads());
   strips = std::clamp(strips, 1, std::max(1, rows));
-  parallelFor(cv::Range(0, strips), [&](const cv::Range& range) {
-    for (int s = range.start; s < range.end; ++s) {
-      const int a = static_cast<int>(static_cast<std::int64_t>(rows) * s / strips);
-      const int b = static_cast<int>(static_cast<std::int64_t>(rows) * (s + 1) / strips);
-      if (b > a) f(a, b);
-    }
-  });
+  parallelStrips(0, rows, strips, f);
 }
 
 /// Milliseconds of work a band round aims at while a cancel flag listens: a cancel is answered
@@ -132,15 +138,8 @@ void parallelRows(const CpuControl& control, int rows, F&& f, int strips = 0, in
     int end = static_cast<int>(std::min<std::int64_t>(rows, next + static_cast<std::int64_t>(band) * count));
     if (rows - end < minRows) end = rows;  // no short band left behind
     count = std::max(1, std::min(count, (end - next) / std::max(band, 1)));
-    const int first = next;
     const auto started = std::chrono::steady_clock::now();
-    parallelFor(cv::Range(0, count), [&](const cv::Range& range) {
-      for (int s = range.start; s < range.end; ++s) {
-        const int a = first + static_cast<int>(static_cast<std::int64_t>(end - first) * s / count);
-        const int b = first + static_cast<int>(static_cast<std::int64_t>(end - first) * (s + 1) / count);
-        if (b > a) f(a, b);
-      }
-    });
+    parallelStrips(next, end, count, f);
     next = end;
     control.throwIfCancelled();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
