@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "gpulab/core/buffers.hpp"
-#include "gpulab/core/operation.hpp"  // OperationCancelled
+#include "gpulab/core/operation.hpp"  // OperationCancelled, cancelRequested
 
 namespace gpulab {
 
@@ -66,18 +66,16 @@ Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, Timi
 
 namespace {
 
-bool isSet(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
-
 /// Waits for `event` while checking the flag; once set, lets the queued work finish and throws.
 void awaitOrCancel(const Event& event, const std::atomic<bool>* cancel) {
   while (!event.query()) {
-    if (isSet(cancel)) {
+    if (cancelRequested(cancel)) {
       event.synchronize();  // what is queued reads and writes the caller's buffers: never leave it behind
       throw OperationCancelled();
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  if (isSet(cancel)) throw OperationCancelled();
+  if (cancelRequested(cancel)) throw OperationCancelled();
 }
 
 /// Runs that fit one slice of GPU work at `perRunMs` each, at most `left`; one while the cost is unknown.
@@ -92,7 +90,7 @@ Stats timeStream(cudaStream_t stream, const std::function<void()>& enqueue, Timi
                  const std::atomic<bool>* cancel, double perRunMs) {
   if (cancel == nullptr) return timeStream(stream, enqueue, options);
   checkOptions(options);
-  if (isSet(cancel)) throw OperationCancelled();
+  if (cancelRequested(cancel)) throw OperationCancelled();
   int warmups = options.warmup;
   if (warmups > 0 && perRunMs <= 0) {  // the first warm-up alone sizes the batches
     Event start, end;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "gpulab/core/operation.hpp"  // OperationCancelled
+#include "gpulab/core/operation.hpp"  // OperationCancelled, cancelRequested
 #include "gpulab/kernels/floatexp.cuh"
 #include "internal/mpfr_real.hpp"
 
@@ -169,7 +169,7 @@ Nucleus findNucleus(const DecimalNumber& x, const DecimalNumber& y, int period, 
       if (steps >= options.maxSteps)
         throw fail("the step was still 2^" + std::to_string(static_cast<int>(std::lround(step))) + " after " +
                    std::to_string(steps) + " evaluations");
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) throw OperationCancelled();
+      if (cancelRequested(cancel)) throw OperationCancelled();
       mpfr_sub(s.qx, s.cx, s.hx, MPFR_RNDN);
       mpfr_sub(s.qy, s.cy, s.hy, MPFR_RNDN);
       s.evaluate(period);

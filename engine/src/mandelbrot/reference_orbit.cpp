@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpulab/core/operation.hpp"  // OperationCancelled
+#include "gpulab/core/operation.hpp"  // OperationCancelled, cancelRequested
 #include "gpulab/kernels/floatexp.cuh"
 #include "internal/mpfr_real.hpp"
 
@@ -80,8 +80,7 @@ ReferenceOrbit ReferenceOrbit::compute(const DecimalNumber& cx, const DecimalNum
       r.escaped_ = true;
       break;
     }
-    if (cancel != nullptr && m % kCancelInterval == 0 && cancel->load(std::memory_order_relaxed))
-      throw OperationCancelled();
+    if (m % kCancelInterval == 0 && cancelRequested(cancel)) throw OperationCancelled();
   }
   r.doubles_.shrink_to_fit();
   r.extended_.shrink_to_fit();

@@ -48,13 +48,18 @@ class OperationCancelled : public std::runtime_error {
   OperationCancelled() : std::runtime_error("cancelled") {}
 };
 
+/// Whether a cancel flag (none: never) has been set; the one test every cancel check makes.
+inline bool cancelRequested(const std::atomic<bool>* flag) noexcept {
+  return flag != nullptr && flag->load(std::memory_order_relaxed);
+}
+
 /// Lets a long CPU run report progress (0..1) and stop early. Checked between slices of work
 /// (channels, strips, rows); a cancelled run throws OperationCancelled.
 struct CpuControl {
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(double)> progress;
 
-  bool cancelled() const noexcept { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+  bool cancelled() const noexcept { return cancelRequested(cancel); }
   /// The check between slices: throws OperationCancelled once the cancel flag is set.
   void throwIfCancelled() const {
     if (cancelled()) throw OperationCancelled();
