@@ -22,7 +22,9 @@
 # GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
 # GPULAB_ONLY="test_a test_b" limits the tests and sanitizer steps to those binaries. GPULAB_LOGS=DIR keeps
 # the logs in DIR, and a sanitizer step run again with the same DIR skips the shards that ran to their
-# end (a tool's sweep spread over several calls).
+# end (a tool's sweep spread over several calls; on a fresh machine, unpack the last call's DIR there
+# first). Shards hold GPULAB_SANITIZER_SHARD_TESTS tests (default 40), fewer for the binaries named in
+# GPULAB_SANITIZER_FINE_SHARDS ("binary:tests ...", default: the ones slow under every tool).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
@@ -110,6 +112,10 @@ sanitizer_step() {  # step tool-arguments...
   filter=${!filter_var:-*Gpu*}
   timeout=${!timeout_var:-460}
   per=${GPULAB_SANITIZER_SHARD_TESTS:-40}
+  # Binaries whose tests are slow under every tool get smaller shards, "binary:tests" pairs. Measured
+  # on an H100 (session 5): test_fft_range's 33 tests in one shard ran past 195-257 s under all four
+  # tools, test_transfers' 8 tests took 185-216 s.
+  local finer=${GPULAB_SANITIZER_FINE_SHARDS:-test_fft_range:4 test_transfers:1}
   # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a shard starting later gets
   # what is left (and is not run once under 10 s are left), so its summary is always written.
   local deadline=$(($(date +%s) + ${GPULAB_SANITIZER_STEP_SECONDS:-470}))
@@ -117,21 +123,28 @@ sanitizer_step() {  # step tool-arguments...
   case $filter in *-*) filter="$filter:*GpuFaultRecovery*:*GpuFaultRelaunch*:*OnHost*" ;;
     *) filter="$filter-*GpuFaultRecovery*:*GpuFaultRelaunch*:*OnHost*" ;; esac
   mkdir -p "$logs/$step"
-  local started=$SECONDS t n count shards i
+  local started=$SECONDS t n count shards i p f
   # "count binary shards index" lines, the binaries with the most tests first.
   for t in $suites; do
     n=$(basename "$t")
     count=$("$t" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null | grep -c '^  ')
     if [ "$count" -eq 0 ]; then
       printf 'no test matches %s\nexit 0 (0 s)\n' "$filter" > "$logs/$step/$n.log"; continue; fi
-    shards=$(((count + per - 1) / per))
+    p=$per
+    for f in $finer; do [ "${f%%:*}" = "$n" ] && p=${f#*:}; done
+    shards=$(((count + p - 1) / p))
+    for f in "$logs/$step/$n".*.log; do  # a resumed sweep's logs of shards this sharding no longer has
+      i=${f##*/"$n".}; i=${i%.log}
+      [[ $i =~ ^[0-9]+$ ]] && [ "$i" -ge "$shards" ] && rm -f "$f"
+    done
     for ((i = 0; i < shards; i++)); do echo "$count $t $shards $i"; done
   done | sort -k1,1nr -s | cut -d' ' -f2- |
     GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
     xargs -P "${GPULAB_SANITIZER_JOBS:-12}" -I{} sh -c '
      line=$1; shift; set -- $line "$@"; t=$1; shards=$2; i=$3; shift 3; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.$i.log
-     # Resuming (GPULAB_LOGS kept from an earlier call): a shard that ran to its end is not run again.
-     if [ -f $log ] && tail -1 $log | grep -Eq "^exit [0-9]+ " && ! tail -1 $log | grep -q "^exit 124 "; then exit 0; fi
+     # Resuming (GPULAB_LOGS kept from an earlier call): a shard that ran to its end is not run again,
+     # if it was the same shard (the same count of shards: a shard size changed since means other tests).
+     if [ -f $log ] && tail -1 $log | grep -Eq "^exit [0-9]+ .*, shard $((i + 1))/$shards\)$" && ! tail -1 $log | grep -q "^exit 124 "; then exit 0; fi
      s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
      if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
      [ "$left" -lt "$limit" ] && limit=$left
@@ -139,7 +152,7 @@ sanitizer_step() {  # step tool-arguments...
        compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
      echo "exit $? ($(( $(date +%s) - s )) s, shard $((i + 1))/$shards)" >> $log' _ {} "$@"
   {
-    echo "# compute-sanitizer $* over --gtest_filter='$filter' in shards of ~$per tests," \
+    echo "# compute-sanitizer $* over --gtest_filter='$filter' in shards of ~$per tests ($finer)," \
       "${GPULAB_SANITIZER_JOBS:-12} at a time, $timeout s a shard at most (exit 124: stopped there), step $((SECONDS - started)) s"
     for f in "$logs/$step"/*.log; do
       printf '%-28s %-34s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
