@@ -22,14 +22,24 @@
 # GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
 # GPULAB_ONLY="test_a test_b" limits the tests and sanitizer steps to those binaries. GPULAB_LOGS=DIR keeps
 # the logs in DIR, and a sanitizer step run again with the same DIR skips the shards that ran to their
-# end (a tool's sweep spread over several calls; on a fresh machine, unpack the last call's DIR there
-# first). Shards hold GPULAB_SANITIZER_SHARD_TESTS tests (default 40), fewer for the binaries named in
+# end (a tool's sweep spread over several calls; on a fresh machine, GPULAB_RESUME=FILE takes the
+# logs.tar.gz of the last call, carried along). Shards hold GPULAB_SANITIZER_SHARD_TESTS tests (default 40), fewer for the binaries named in
 # GPULAB_SANITIZER_FINE_SHARDS ("binary:tests ...", default: the ones slow under every tool).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}; mkdir -p "$out"
 logs=${GPULAB_LOGS:-$(mktemp -d)}  # GPULAB_LOGS=DIR: keep the logs there (a later call resumes)
 mkdir -p "$logs"
+# GPULAB_RESUME=FILE: the logs.tar.gz an earlier call brought back, carried here: the sanitizer shards
+# it ran to their end are not run again (a sweep across calls that each get a fresh machine).
+if [ -n "${GPULAB_RESUME:-}" ]; then
+  resumed=$(mktemp -d)
+  tar xzf "$GPULAB_RESUME" -C "$resumed"
+  for step in sanitize racecheck synccheck initcheck; do
+    if [ -d "$resumed/$step" ]; then mkdir -p "$logs/$step" && cp -n "$resumed/$step"/*.log "$logs/$step"/ 2>/dev/null; fi
+  done
+  rm -rf "$resumed"
+fi
 cd "$root"
 steps=${*:-tests sanitize bench deep shots tiles}
 
