@@ -17,10 +17,6 @@ std::vector<std::pair<std::string, std::string>>& restartEnvironment() {
   return entries;
 }
 
-std::string restartCount(int restart) {
-  return "restart " + std::to_string(restart) + " of " + std::to_string(kMaxFaultRestarts);
-}
-
 }  // namespace
 
 void setRestartEnvironment(std::string name, std::string value) {
@@ -44,7 +40,7 @@ int answerGpuFault(const GpuFaultError& fault, std::string_view command) {
   }
   for (const auto& [name, value] : restartEnvironment()) setEnvironmentValue(plan.environment, name, value);
   std::fprintf(stderr, "gpulab-cli: %s; gpulab-cli restarts itself to get a new CUDA context (%s)\n", sentence.c_str(),
-               restartCount(faultRestarts() + 1).c_str());
+               describeRestart(faultRestarts() + 1).c_str());
   const std::string failure = relaunch(plan);  // returns only when execve failed
   std::fprintf(stderr, "gpulab-cli: %s, so it stops; run it again\n", failure.c_str());
   return 1;
@@ -54,7 +50,7 @@ void reportRestart() {
   const int restarts = faultRestarts();
   if (restarts == 0) return;
   const std::string reason = faultRestartReason();
-  std::fprintf(stderr, "gpulab-cli: running again after a GPU fault (%s%s)\n", restartCount(restarts).c_str(),
+  std::fprintf(stderr, "gpulab-cli: running again after a GPU fault (%s%s)\n", describeRestart(restarts).c_str(),
                reason.empty() ? "" : ("; " + reason).c_str());
 }
 

@@ -88,11 +88,9 @@ QString restoredSummary(const RestoreState& state, int restart, const QString& p
     keptText.replace(last, 2, QStringLiteral(" and "));
   }
   QString summary = QStringLiteral(
-                        "gpulab restarted after a GPU fault (restart %1 of %2) and restored %3; lost: the "
+                        "gpulab restarted after a GPU fault (%1) and restored %2; lost: the "
                         "undo history, results on screen, timings")
-                        .arg(restart)
-                        .arg(gpulab::kMaxFaultRestarts)
-                        .arg(keptText);
+                        .arg(QString::fromStdString(gpulab::describeRestart(restart)), keptText);
   if (!photoPlace.isEmpty())
     summary.replace(QStringLiteral("; lost: "), QStringLiteral("; ") + photoPlace + QStringLiteral("; lost: "));
   for (const QString& problem : state.problems) summary += QStringLiteral("; ") + problem;

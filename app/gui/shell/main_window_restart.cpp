@@ -102,8 +102,8 @@ void MainWindow::relaunchWith(const RestoreState& state) {
       gpulab::setArgumentValue(arguments, kRestoreOption, file.toStdString());
       const gpulab::RelaunchPlan plan =
           gpulab::planFaultRestart(std::move(arguments), gpulab::currentEnvironment(), state.fault.toStdString());
-      std::fprintf(stderr, "gpulab: %s; gpulab restarts itself to get a new CUDA context (restart %d of %d)\n",
-                   qPrintable(state.fault), gpulab::faultRestarts() + 1, gpulab::kMaxFaultRestarts);
+      std::fprintf(stderr, "gpulab: %s; gpulab restarts itself to get a new CUDA context (%s)\n",
+                   qPrintable(state.fault), gpulab::describeRestart(gpulab::faultRestarts() + 1).c_str());
       std::fflush(stderr);
       if (options_.relaunch) {
         failure = QString::fromStdString(options_.relaunch(plan));

@@ -93,6 +93,10 @@ std::string faultRestartReason() {
   return adopted().done ? adopted().reason : getEnvironment(kFaultReasonVariable);
 }
 
+std::string describeRestart(int restart) {
+  return "restart " + std::to_string(restart) + " of " + std::to_string(kMaxFaultRestarts);
+}
+
 std::vector<std::string> currentArguments() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   const std::string all =

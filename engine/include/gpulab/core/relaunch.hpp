@@ -54,6 +54,8 @@ int faultRestarts();
 bool mayRestartAfterFault();
 /// Why the previous image restarted (kFaultReasonVariable); empty in a process not restarted.
 std::string faultRestartReason();
+/// "restart 1 of 2": how the programs name restart `restart` of kMaxFaultRestarts.
+std::string describeRestart(int restart);
 
 /// What replaces the process image: the program, its argv (argv[0] first) and its whole environment.
 struct RelaunchPlan {
