@@ -294,7 +294,7 @@ TEST(FaultRestartGui, AtTheLimitOrWhenExecveFailsItGoesOnCpuOnly) {
 TEST(GpuFaultRelaunch, GuiRestartsItselfRestoresAndTakesTheScreenshot) {
   GPULAB_REQUIRE_GPU();
   QTemporaryDir dir;
-  for (const QString mode : {QString(), QStringLiteral("child")}) {  // in place (the default), as a child
+  for (const QString& mode : {QString(), QStringLiteral("child")}) {  // in place (the default), as a child
     SCOPED_TRACE("GPULAB_RELAUNCH=" + mode.toStdString());
     const QString shot = dir.filePath(QStringLiteral("after-restart%1.png").arg(mode));
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
