@@ -203,16 +203,16 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
   // (OpenCV 4.6's dftFilter2D returns for any offset or size short of the parent's): a row range of
   // the plane is filtered directly, exactly, wherever it falls. So with a cancel flag the direct
   // path runs in bands that follow the machine's speed (cv_interop::parallelRows), and a band of a
-  // large kernel in column pieces of about kPieceTaps multiply-adds, the flag checked between them:
-  // a 127x127 kernel costs 16,129 multiply-adds a pixel, so 128 rows of a 16K-wide image take seconds.
-  // Results are bit-identical to the strips without a flag. One strip (a small image, one thread)
-  // stays one whole-image call, by DFT from 50 taps, as before. The padded path filters each strip as
-  // an isolated image (DFT from 50 taps: the strips' geometry shows in the last bits), so its strips
-  // stay one per thread, as before, unless the kernel is small enough to be direct.
+  // large kernel in column pieces of about kPieceMultiplyAdds (cv_interop::columnPieces), the flag
+  // checked between them: a 127x127 kernel costs 16,129 multiply-adds a pixel, so 128 rows of a
+  // 16K-wide image take seconds. Results are bit-identical to the strips without a flag. One strip
+  // (a small image, one thread) stays one whole-image call, by DFT from 50 taps, as before. The
+  // padded path filters each strip as an isolated image (DFT from 50 taps: the strips' geometry
+  // shows in the last bits), so its strips stay one per thread, as before, unless the kernel is
+  // small enough to be direct.
   // Pieces no narrower than kMinPieceCols: filter2D passes over a row once per kernel tap, and a
   // narrow piece pays that pass's setup on few pixels (800-column pieces of a 63x63 kernel cost 23%
   // more than whole 2048-pixel rows here; 1024-column ones 6%).
-  constexpr double kPieceTaps = 2e8;
   constexpr int kMinPieceCols = 1024;
   const double taps = static_cast<double>(kernel_.width) * kernel_.height;
   const bool isolatedByDft = taps >= 50;
@@ -234,25 +234,13 @@ Image Conv2D::runCpu(const Image& in, const CpuControl& control) const {
             control, os.height,
             [&](int a, int b) {
               // A range still sees the pixels around it: pieces give the whole-image result.
-              const int pieceCols = control.cancel == nullptr
-                                        ? os.width
-                                        : std::clamp(static_cast<int>(kPieceTaps / (taps * (b - a))),
-                                                     std::max(kMinPieceCols, kernel_.width), std::max(os.width, 1));
-              const int pieces = (os.width + pieceCols - 1) / pieceCols;  // even widths, none narrow
-              if (pieces == 1) {
-                cv::Mat strip = result.rowRange(a, b);
-                cv::filter2D(plane.rowRange(a, b), strip, -1, cvKernel, cv::Point(ax, ay), 0,
-                             cv_interop::cvBorder(border_.mode));
-                return;
-              }
-              for (int p = 0; p < pieces; ++p) {
-                if (control.cancelled()) return;  // parallelRows throws once the round is over
-                const int x = static_cast<int>(static_cast<std::int64_t>(os.width) * p / pieces);
-                const int w = static_cast<int>(static_cast<std::int64_t>(os.width) * (p + 1) / pieces) - x;
+              const int pieceCols = std::max(
+                  {static_cast<int>(cv_interop::kPieceMultiplyAdds / (taps * (b - a))), kMinPieceCols, kernel_.width});
+              cv_interop::columnPieces(control, os.width, pieceCols, [&](int x, int w) {
                 cv::Mat piece = result(cv::Rect(x, a, w, b - a));
                 cv::filter2D(plane(cv::Rect(x, a, w, b - a)), piece, -1, cvKernel, cv::Point(ax, ay), 0,
                              cv_interop::cvBorder(border_.mode));
-              }
+              });
             },
             strips, minRows);
       } else {
