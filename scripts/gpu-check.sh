@@ -5,8 +5,8 @@
 #   scripts/gpu-check.sh [tests] [sanitize] [racecheck] [synccheck] [initcheck] [soak] [bench] [deep] [shots] [tiles]
 # (default: tests sanitize bench deep shots tiles), in the order of this file.
 #
-# The compute-sanitizer steps run every test binary's *Gpu* tests (not the CLI suites, whose GPU work
-# happens in a child gpulab-cli), GPULAB_SANITIZER_JOBS binaries at a time (default 8), each under a
+# The compute-sanitizer steps run every test binary's *Gpu* tests (with --target-processes all, so the
+# gpulab-cli and gpulab children of the CLI and GUI suites are checked too), GPULAB_SANITIZER_JOBS shards at a time (default 12), each under a
 # time limit, and write $OUT/<step>-summary.txt (a line per binary: exit, the tool's ERROR SUMMARY,
 # the GoogleTest totals, seconds) and $OUT/<step>-errors.txt (the first reports):
 #   sanitize   memcheck with leak check. Deliberate API failures (the out-of-memory tests) are the
@@ -20,6 +20,8 @@
 # soak: `gpulab-cli soak` (GPULAB_SOAK_RUNS filter runs, default 1000) and the GUI zoom soak
 # (test_soak_gui, GPULAB_SOAK_FRAMES frames, default 10000) with host and GPU memory, each stopped after
 # GPULAB_SOAK_SECONDS (default 85); $OUT/soak.txt.
+# On a machine with several GPUs the test and shard processes are spread over them (one GPU each, round
+# robin; GPULAB_ALL_GPU_TESTS see them all), so a sweep finishes that many times sooner.
 # GPULAB_ONLY="test_a test_b" limits the tests and sanitizer steps to those binaries. GPULAB_LOGS=DIR keeps
 # the logs in DIR, and a sanitizer step run again with the same DIR skips the shards that ran to their
 # end (a tool's sweep spread over several calls; on a fresh machine, GPULAB_RESUME=FILE takes the
@@ -78,11 +80,24 @@ fi
 sx=-0.74361188847330224914444350843275271654387781715973313695436280182213037747031080759132550809537224388507262848072074461608
 sy=0.131837002394806472849310458452438856417046191888077007404889544934349771337518486837307510297873928251456528894582019421000
 jobs=${GPULAB_JOBS:-6}
+# Several GPUs (a multi-GPU machine): test processes are spread over them, one GPU each by its xargs
+# slot (CUDA_VISIBLE_DEVICES), so N GPUs run N times the shards; the binaries that test several GPUs
+# (GPULAB_ALL_GPU_TESTS) always see every GPU. GPULAB_GPUS=1 keeps every process on all GPUs.
+gpus=${GPULAB_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
+[ "$gpus" -ge 1 ] 2>/dev/null || gpus=1
+all_gpu_tests=${GPULAB_ALL_GPU_TESTS:-test_multi_gpu test_lab_matmul_multi test_lab_transfer test_lab_studies test_lab_studies_cli test_mandelbrot_gui test_course_gui}
+# Prints the CUDA_VISIBLE_DEVICES setting for binary $1 in xargs slot $2 (nothing: every GPU).
+gpu_for() {
+  [ "$gpus" -gt 1 ] || return 0
+  case " $all_gpu_tests " in *" $1 "*) return 0 ;; esac
+  echo "CUDA_VISIBLE_DEVICES=$(($2 % gpus))"
+}
+export -f gpu_for; export gpus all_gpu_tests
 
 if [[ $steps == *tests* ]]; then
   mkdir -p "$logs/tests"
-  printf '%s\n' $suites | xargs -P "$jobs" -I{} sh -c \
-    't={}; n=$(basename $t); timeout 540 $t --gtest_brief=1 > '"$logs"'/tests/$n.log 2>&1; echo "exit $?" >> '"$logs"'/tests/$n.log'
+  printf '%s\n' $suites | xargs -P "$jobs" --process-slot-var=GPULAB_SLOT -I{} bash -c \
+    't={}; n=$(basename $t); env $(gpu_for $n $GPULAB_SLOT) timeout 540 $t --gtest_brief=1 > '"$logs"'/tests/$n.log 2>&1; echo "exit $?" >> '"$logs"'/tests/$n.log'
   for f in "$logs"/tests/*.log; do
     printf '%-28s %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
       "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
@@ -150,7 +165,7 @@ sanitizer_step() {  # step tool-arguments...
     for ((i = 0; i < shards; i++)); do echo "$count $t $shards $i"; done
   done | sort -k1,1nr -s | cut -d' ' -f2- |
     GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
-    xargs -P "${GPULAB_SANITIZER_JOBS:-12}" -I{} sh -c '
+    xargs -P "${GPULAB_SANITIZER_JOBS:-12}" --process-slot-var=GPULAB_SLOT -I{} bash -c '
      line=$1; shift; set -- $line "$@"; t=$1; shards=$2; i=$3; shift 3; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.$i.log
      # Resuming (GPULAB_LOGS kept from an earlier call): a shard that ran to its end is not run again,
      # if it was the same shard (the same count of shards: a shard size changed since means other tests).
@@ -158,7 +173,7 @@ sanitizer_step() {  # step tool-arguments...
      s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
      if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
      [ "$left" -lt "$limit" ] && limit=$left
-     GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GPULAB_UNDER_SANITIZER=1 timeout $limit \
+     env $(gpu_for $n $GPULAB_SLOT) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GPULAB_UNDER_SANITIZER=1 timeout $limit \
        compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
      echo "exit $? ($(( $(date +%s) - s )) s, shard $((i + 1))/$shards)" >> $log' _ {} "$@"
   {
@@ -184,10 +199,10 @@ sanitizer_step() {  # step tool-arguments...
   done > "$out/$step-errors.txt"
 }
 
-[[ $steps == *sanitize* ]] && sanitizer_step sanitize --tool memcheck --leak-check full --report-api-errors no
-[[ $steps == *racecheck* ]] && sanitizer_step racecheck --tool racecheck --racecheck-report hazard
-[[ $steps == *synccheck* ]] && sanitizer_step synccheck --tool synccheck
-[[ $steps == *initcheck* ]] && sanitizer_step initcheck --tool initcheck
+[[ $steps == *sanitize* ]] && sanitizer_step sanitize --target-processes all --tool memcheck --leak-check full --report-api-errors no
+[[ $steps == *racecheck* ]] && sanitizer_step racecheck --target-processes all --tool racecheck --racecheck-report hazard
+[[ $steps == *synccheck* ]] && sanitizer_step synccheck --target-processes all --tool synccheck
+[[ $steps == *initcheck* ]] && sanitizer_step initcheck --target-processes all --tool initcheck
 
 if [[ $steps == *bench* ]]; then
   mkdir -p "$logs/bench"
