@@ -192,7 +192,7 @@ sanitizer_step() {  # step tool-arguments...
       END{printf "TOTAL %s: %d of %d runs exit 0; tests passed %d, skipped %d, failed %d; tool errors %d\n", step, ok, all, p, k, f, e}'
   } | tee "$out/$step-summary.txt"
   for f in "$logs/$step"/*.log; do
-    if grep -q '^========= [A-Z]' "$f" && ! grep -q 'ERROR SUMMARY: 0 errors' "$f"; then
+    if grep -q '^========= [A-Z]' "$f" && ! grep -Eq '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' "$f"; then
       echo "=== $(basename "$f" .log)"
       grep -m 60 '^=========' "$f"
     fi

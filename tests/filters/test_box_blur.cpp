@@ -643,8 +643,11 @@ TEST_P(BoxBlurInterleaved, GpuMatchesEachChannelsReference) {
         void* dOut = nullptr;
         ASSERT_EQ(cudaMalloc(&dIn, bytes), cudaSuccess);
         ASSERT_EQ(cudaMalloc(&dOut, bytes), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(dIn, src.data, bytes, cudaMemcpyHostToDevice), cudaSuccess);
-        ASSERT_EQ(cudaMemset(dOut, 0xab, bytes), cudaSuccess);
+        // On the kernel's stream: a plain cudaMemcpy from pageable memory may return before its DMA
+        // lands, and cudaMemset runs on the legacy default stream, which gpu.stream() does not wait
+        // for (seen on 4 H200s beside the sanitizer sweep: 7 cases read a partly copied input).
+        ASSERT_EQ(cudaMemcpyAsync(dIn, src.data, bytes, cudaMemcpyHostToDevice, gpu.stream()), cudaSuccess);
+        ASSERT_EQ(cudaMemsetAsync(dOut, 0xab, bytes, gpu.stream()), cudaSuccess);
         kernels::launchBoxBlurInterleaved<T>({static_cast<const T*>(dIn), c.width, c.height, pitch},
                                              {static_cast<T*>(dOut), c.width, c.height, pitch}, c.channels, c.radius,
                                              toKernel(c.mode), fill, gpu.stream());
