@@ -401,6 +401,7 @@ TEST(Cancel, GpuTimeStreamWithAFlagTimesLikeWithout) {
   const Stats plain = timeStream(gpu.stream(), run, {2, 20});
   const Stats batched = timeStream(gpu.stream(), run, {2, 20}, &never);
   EXPECT_EQ(batched.reps, 20);
+  if (test::underComputeSanitizer()) return;  // the tools slow each launch unevenly: no timing to compare
   // Same work, same events around it: the medians agree within a generous factor (no host gaps
   // counted in the batched samples).
   EXPECT_LT(batched.medianMs, 2 * plain.medianMs + 0.05);

@@ -591,6 +591,9 @@ TEST(ConvCostModel, CalibratesOnTheGpu) {
   const ConvCostModel model =
       ConvCostModel::calibrateGpu(gpu, [](int w, int h, int kw, int kh) { return 1e-9 * w * h * kw * kh + 0.003; });
   EXPECT_NEAR(model.direct().msPerUnit, 1e-9, 1e-15);
+  // The FFT line is measured: under compute-sanitizer (or beside other jobs on the GPU) its times, and
+  // so the line and the picks, are the tools' (the GPU work above still ran under them).
+  if (test::underComputeSanitizer()) return;
   EXPECT_GT(model.fft().msPerUnit, 0.0);
   EXPECT_EQ(model.choose(1024, 1024, 3, 3), ConvAlgorithm::Direct);
   EXPECT_EQ(model.choose(2048, 2048, 127, 127), ConvAlgorithm::Fft);

@@ -215,7 +215,9 @@ TEST_F(LiveGui, GpuPreviewFollowsTheControlsAndTheMeasuredRunFollowsAtRest) {
   ASSERT_TRUE(waitUntil([&] { return previews > 0 || h.finished > 0; }));
   ASSERT_TRUE(waitUntil([&] { return h.finished > 0; }));
   ASSERT_TRUE(h.idle());
-  EXPECT_GE(h.tab.previewsShown(), 1);
+  // Whether the preview lands before the rest timer fires is a matter of speed: under compute-sanitizer
+  // the slowed preview is superseded by the measured run (which the lines below still check).
+  if (!test::underComputeSanitizer()) EXPECT_GE(h.tab.previewsShown(), 1);
   ASSERT_TRUE(h.tab.lastRun()->gpu);
   EXPECT_FALSE(h.tab.lastRun()->preview) << "the measured run at rest replaces the preview";
   EXPECT_TRUE(h.tab.lastRun()->record.cpu.has_value());

@@ -11,6 +11,8 @@
 #include <QThread>
 #include <functional>
 
+#include "support/gpu_test.hpp"
+
 namespace gpulab::gui::test_support {
 
 /// The binary's one QApplication (created on the first call): offscreen, its QSettings in a private
@@ -32,8 +34,11 @@ inline QApplication& testApplication(const char* name) {
   return *instance;
 }
 
-/// Runs the event loop until `done` holds (true) or `timeoutMs` passes (false).
+/// Runs the event loop until `done` holds (true) or `timeoutMs` passes (false). Under compute-sanitizer
+/// the limit is ten times longer: the tools slow kernels 10-100x, and a GPU job (the convolution cost
+/// model's calibration on 4096x4096 images, say) can take minutes there.
 inline bool waitUntil(const std::function<bool()>& done, int timeoutMs = 60000) {
+  if (::gpulab::test::underComputeSanitizer()) timeoutMs *= 10;
   QElapsedTimer timer;
   timer.start();
   while (!done()) {
