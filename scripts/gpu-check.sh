@@ -80,6 +80,8 @@ fi
 sx=-0.74361188847330224914444350843275271654387781715973313695436280182213037747031080759132550809537224388507262848072074461608
 sy=0.131837002394806472849310458452438856417046191888077007404889544934349771337518486837307510297873928251456528894582019421000
 jobs=${GPULAB_JOBS:-6}
+# GoogleTest's brief output (--gtest_brief=1) prints a line a failing test and no failed total.
+failed_count() { local n; n=$(grep -c '^\[  FAILED  \] [A-Za-z_]' "$1"); [ "$n" -gt 0 ] && echo "[  FAILED  ] $n"; }
 # Several GPUs (a multi-GPU machine): test processes are spread over them, one GPU each by its xargs
 # slot (CUDA_VISIBLE_DEVICES), so N GPUs run N times the shards; the binaries that test several GPUs
 # (GPULAB_ALL_GPU_TESTS) always see every GPU. GPULAB_GPUS=1 keeps every process on all GPUs.
@@ -96,11 +98,22 @@ export -f gpu_for; export gpus all_gpu_tests
 
 if [[ $steps == *tests* ]]; then
   mkdir -p "$logs/tests"
-  printf '%s\n' $suites | xargs -P "$jobs" --process-slot-var=GPULAB_SLOT -I{} bash -c \
-    't={}; n=$(basename $t); env $(gpu_for $n $GPULAB_SLOT) timeout 540 $t --gtest_brief=1 > '"$logs"'/tests/$n.log 2>&1; echo "exit $?" >> '"$logs"'/tests/$n.log'
+  # GPULAB_TEST_SHARDS ("binary:shards ..."): the largest tables run as that many GoogleTest shards side by
+  # side (test_box_blur's ~7800 tests as one process did not finish in 9 minutes beside other work).
+  for t in $suites; do
+    k=1
+    for f in ${GPULAB_TEST_SHARDS:-test_box_blur:8 test_morphology:2 test_median:2 test_sobel:2}; do
+      [ "${f%%:*}" = "$(basename "$t")" ] && k=${f#*:}
+    done
+    for ((i = 0; i < k; i++)); do echo "$t $k $i"; done
+  done | xargs -P "$jobs" --process-slot-var=GPULAB_SLOT -I{} bash -c '
+    set -- {}; t=$1; k=$2; i=$3; n=$(basename $t); log='"$logs"'/tests/$n.log
+    [ "$k" -gt 1 ] && log='"$logs"'/tests/$n.$i.log
+    env $(gpu_for $n $GPULAB_SLOT) GTEST_TOTAL_SHARDS=$k GTEST_SHARD_INDEX=$i timeout 540 $t --gtest_brief=1 > $log 2>&1
+    echo "exit $?" >> $log'
   for f in "$logs"/tests/*.log; do
     printf '%-28s %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
-      "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
+      "$(grep -E '^\[  (PASSED|SKIPPED) *\] [0-9]+ test' "$f" | tr '\n' ' ')$(failed_count "$f")"
   done | tee "$out/tests-summary.txt"
   grep -h -B3 -A12 '^\[  FAILED  \]' "$logs"/tests/*.log | head -150 > "$out/failures.txt"
 fi
@@ -138,9 +151,11 @@ sanitizer_step() {  # step tool-arguments...
   timeout=${!timeout_var:-460}
   per=${GPULAB_SANITIZER_SHARD_TESTS:-40}
   # Binaries whose tests are slow under every tool get smaller shards, "binary:tests" pairs. Measured
-  # on an H100 (session 5): test_fft_range's 33 tests in one shard ran past 195-257 s under all four
-  # tools, test_transfers' 8 tests took 185-216 s.
-  local finer=${GPULAB_SANITIZER_FINE_SHARDS:-test_fft_range:4 test_transfers:1}
+  # on H100s: test_fft_range's 33 tests in one shard ran past 195-257 s under all four tools,
+  # test_transfers' 8 tests took 185-216 s; test_conv_method's 30 took 96-405 s and ran past 457 s
+  # under racecheck, test_fft_conv's second 24 took 407 s there (its GPU calibration alone 164 s).
+  # test_filters_gui's GPU tests calibrate the convolution cost model: one a shard.
+  local finer=${GPULAB_SANITIZER_FINE_SHARDS:-test_fft_range:4 test_transfers:1 test_conv_method:3 test_fft_conv:6 test_filters_gui:1}
   # The whole step ends by GPULAB_SANITIZER_STEP_SECONDS (default 470): a shard starting later gets
   # what is left (and is not run once under 10 s are left), so its summary is always written.
   local deadline=$(($(date +%s) + ${GPULAB_SANITIZER_STEP_SECONDS:-470}))
@@ -182,17 +197,19 @@ sanitizer_step() {  # step tool-arguments...
     for f in "$logs/$step"/*.log; do
       printf '%-28s %-34s | %s | %s\n' "$(basename "$f" .log)" "$(tail -1 "$f")" \
         "$(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY' "$f" | tail -1)" \
-        "$(grep -E '^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test' "$f" | tr '\n' ' ')"
+        "$(grep -E '^\[  (PASSED|SKIPPED) *\] [0-9]+ test' "$f" | tr '\n' ' ')$(failed_count "$f")"
     done
     # Totals: shards that ended with exit 0, tests passed, errors reported.
+    # A binary whose matching tests make no CUDA call ends with compute-sanitizer's "Target application
+    # terminated before first instrumented API call" and exit 255: nothing for the tool to check.
     cat "$logs/$step"/*.log | awk -v step="$step" '
-      /^exit 0 /{ok++} /^exit /{all++}
-      /^\[  PASSED  \] [0-9]+ test/{p+=$4} /^\[  SKIPPED \] [0-9]+ test/{k+=$4} /^\[  FAILED  \] [0-9]+ test/{f+=$4}
-      /ERROR SUMMARY: [0-9]+ error/{e+=$4}
-      END{printf "TOTAL %s: %d of %d runs exit 0; tests passed %d, skipped %d, failed %d; tool errors %d\n", step, ok, all, p, k, f, e}'
+      /^exit 0 /{ok++} /^exit /{all++} /terminated before first instrumented API call/{none++}
+      /^\[  PASSED  \] [0-9]+ test/{p+=$4} /^\[  SKIPPED \] [0-9]+ test/{k+=$4} /^\[  FAILED  \] [A-Za-z_]/{f++}
+      /ERROR SUMMARY: [0-9]+ error/{e+=$4} /RACECHECK SUMMARY: [0-9]+ hazard/{e+=$4}
+      END{printf "TOTAL %s: %d of %d runs exit 0, %d made no CUDA call; tests passed %d, skipped %d, failed %d; tool errors (racecheck: hazards) %d\n", step, ok, all, none, p, k, f, e}'
   } | tee "$out/$step-summary.txt"
   for f in "$logs/$step"/*.log; do
-    if grep -q '^========= [A-Z]' "$f" && ! grep -Eq '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' "$f"; then
+    if grep -q '^========= [A-Z]' "$f" && ! grep -Eq '(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards|terminated before first instrumented API call)' "$f"; then
       echo "=== $(basename "$f" .log)"
       grep -m 60 '^=========' "$f"
     fi
