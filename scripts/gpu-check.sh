@@ -6,8 +6,8 @@
 # (default: tests sanitize bench deep shots tiles), in the order of this file.
 #
 # The compute-sanitizer steps run every test binary's *Gpu* tests (with --target-processes all, so the
-# gpulab-cli and gpulab children of the CLI and GUI suites are checked too), GPULAB_SANITIZER_JOBS shards at a time (default 12), each under a
-# time limit, and write $OUT/<step>-summary.txt (a line per binary: exit, the tool's ERROR SUMMARY,
+# gpulab-cli and gpulab children of the CLI and GUI suites are checked too), GPULAB_SANITIZER_JOBS
+# shards at a time (default 12), each under a time limit, and write $OUT/<step>-summary.txt (a line per binary: exit, the tool's ERROR SUMMARY,
 # the GoogleTest totals, seconds) and $OUT/<step>-errors.txt (the first reports):
 #   sanitize   memcheck with leak check. Deliberate API failures (the out-of-memory tests) are the
 #              tests' business: memcheck reports memory access errors and leaks, not API errors.
