@@ -80,6 +80,8 @@ fi
 sx=-0.74361188847330224914444350843275271654387781715973313695436280182213037747031080759132550809537224388507262848072074461608
 sy=0.131837002394806472849310458452438856417046191888077007404889544934349771337518486837307510297873928251456528894582019421000
 jobs=${GPULAB_JOBS:-6}
+# The value for binary $2 in a list of "binary:value" pairs $1, else $3.
+pair_value() { local v=$3 f; for f in $1; do [ "${f%%:*}" = "$2" ] && v=${f#*:}; done; echo "$v"; }
 # GoogleTest's brief output (--gtest_brief=1) prints a line a failing test and no failed total.
 failed_count() { local n; n=$(grep -c '^\[  FAILED  \] [A-Za-z_]' "$1"); [ "$n" -gt 0 ] && echo "[  FAILED  ] $n"; }
 # Several GPUs (a multi-GPU machine): test processes are spread over them, one GPU each by its xargs
@@ -101,10 +103,7 @@ if [[ $steps == *tests* ]]; then
   # GPULAB_TEST_SHARDS ("binary:shards ..."): the largest tables run as that many GoogleTest shards side by
   # side (test_box_blur's ~7800 tests as one process did not finish in 9 minutes beside other work).
   for t in $suites; do
-    k=1
-    for f in ${GPULAB_TEST_SHARDS:-test_box_blur:8 test_morphology:2 test_median:2 test_sobel:2}; do
-      [ "${f%%:*}" = "$(basename "$t")" ] && k=${f#*:}
-    done
+    k=$(pair_value "${GPULAB_TEST_SHARDS:-test_box_blur:8 test_morphology:2 test_median:2 test_sobel:2}" "$(basename "$t")" 1)
     for ((i = 0; i < k; i++)); do echo "$t $k $i"; done
   done | xargs -P "$jobs" --process-slot-var=GPULAB_SLOT -I{} bash -c '
     set -- {}; t=$1; k=$2; i=$3; n=$(basename $t); log='"$logs"'/tests/$n.log
@@ -170,8 +169,7 @@ sanitizer_step() {  # step tool-arguments...
     count=$("$t" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null | grep -c '^  ')
     if [ "$count" -eq 0 ]; then
       printf 'no test matches %s\nexit 0 (0 s)\n' "$filter" > "$logs/$step/$n.log"; continue; fi
-    p=$per
-    for f in $finer; do [ "${f%%:*}" = "$n" ] && p=${f#*:}; done
+    p=$(pair_value "$finer" "$n" "$per")
     shards=$(((count + p - 1) / p))
     for f in "$logs/$step/$n".*.log; do  # a resumed sweep's logs of shards this sharding no longer has
       i=${f##*/"$n".}; i=${i%.log}
