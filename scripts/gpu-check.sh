@@ -136,7 +136,7 @@ fi
 # One compute-sanitizer tool over every binary's GPU tests. Each binary's matching tests are split into
 # GoogleTest shards of about GPULAB_SANITIZER_SHARD_TESTS tests (default 40), and the shards of all
 # binaries run GPULAB_SANITIZER_JOBS at a time (default 12), largest binaries first, so the big filter
-# tables finish inside one call. GPULAB_UNDER_SANITIZER=1 tells the tests that time things that the
+# tables finish inside one call. GPULAB_UNDER_SANITIZER=<step> tells the tests that time things that the
 # tool's slowdown makes their timing meaningless (they still run their GPU work; see gpu_test.hpp).
 # Every sanitizer step leaves out *GpuFaultRecovery* and *GpuFaultRelaunch*: those tests launch a kernel
 # that faults on purpose (an illegal address, to prove the engine resets the device and goes on, or that
@@ -177,7 +177,7 @@ sanitizer_step() {  # step tool-arguments...
     done
     for ((i = 0; i < shards; i++)); do echo "$count $t $shards $i"; done
   done | sort -k1,1nr -s | cut -d' ' -f2- |
-    GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
+    GPULAB_STEP_NAME=$step GPULAB_STEP_LOGS=$logs/$step GPULAB_STEP_FILTER=$filter GPULAB_STEP_TIMEOUT=$timeout GPULAB_STEP_DEADLINE=$deadline \
     xargs -P "${GPULAB_SANITIZER_JOBS:-12}" --process-slot-var=GPULAB_SLOT -I{} bash -c '
      line=$1; shift; set -- $line "$@"; t=$1; shards=$2; i=$3; shift 3; n=$(basename $t); log=$GPULAB_STEP_LOGS/$n.$i.log
      # Resuming (GPULAB_LOGS kept from an earlier call): a shard that ran to its end is not run again,
@@ -186,7 +186,7 @@ sanitizer_step() {  # step tool-arguments...
      s=$(date +%s); left=$((GPULAB_STEP_DEADLINE - s)); limit=$GPULAB_STEP_TIMEOUT
      if [ "$left" -lt 10 ]; then echo "exit - (not run: the step ran out of time)" > $log; exit 0; fi
      [ "$left" -lt "$limit" ] && limit=$left
-     env $(gpu_for $n $GPULAB_SLOT) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GPULAB_UNDER_SANITIZER=1 timeout $limit \
+     env $(gpu_for $n $GPULAB_SLOT) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i GPULAB_UNDER_SANITIZER=$GPULAB_STEP_NAME timeout $limit \
        compute-sanitizer "$@" --error-exitcode 99 $t --gtest_brief=1 --gtest_filter="$GPULAB_STEP_FILTER" > $log 2>&1
      echo "exit $? ($(( $(date +%s) - s )) s, shard $((i + 1))/$shards)" >> $log' _ {} "$@"
   {

@@ -71,7 +71,11 @@ void expectPromptCancel(const std::string& what, const std::function<void(const 
   EXPECT_FALSE(o.finished) << what << " finished before the cancel (" << kDelayMs
                            << " ms): too short to show anything, pick larger work";
   EXPECT_TRUE(o.cancelled) << what;
-  EXPECT_LE(o.answerMs, kAnswerBoundMs) << what << " answered the cancel late";
+  // Under the compute-sanitizer tools one GPU launch alone can outlast the bound (the cancel is
+  // answered between launches): the bound is for the machine as users run it.
+  if (!test::underComputeSanitizer()) {
+    EXPECT_LE(o.answerMs, kAnswerBoundMs) << what << " answered the cancel late";
+  }
 }
 
 std::unique_ptr<Operation> make(const std::string& name, const ParamValues& params) {

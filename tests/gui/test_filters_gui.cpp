@@ -933,7 +933,10 @@ TEST_F(FiltersGui, GpuAndCpuRunSideBySideAndAgree) {
   ASSERT_TRUE(run.record.maxAbsDiff.has_value());
   EXPECT_LE(*run.record.maxAbsDiff, 1.0);
   ASSERT_TRUE(computeMs(run.record).has_value());
-  EXPECT_EQ(run.record.gpu->compute.reps, 10);
+  // Ten runs, unless the first took longer than the harness's slow-run line (under the tools it may).
+  if (!test::underComputeSanitizer()) {
+    EXPECT_EQ(run.record.gpu->compute.reps, 10);
+  }
   EXPECT_GT(*computeMs(run.record), 0.0);
   ASSERT_EQ(h.timings.history().rowCount(), rows + 1);
   const Measurement& timing = h.timings.history().runs().back().measurement;
@@ -971,8 +974,10 @@ TEST_F(FiltersGui, GpuAutoAndFftConvolutionsMatchTheReference) {
   h.tab.setRunOn(true, true);
   h.use("conv", {{"method", "auto"}, {"border", "reflect101"}});
   h.tab.kernelEditor()->setGaussian(4.0, 0);  // 25x25
-  ASSERT_TRUE(h.applied());
-  {
+  // Auto calibrates the GPU cost model first; under racecheck that outlasts a GPU-machine call (the
+  // kernels it times are racechecked in the filter suites; see test_conv_method.cpp).
+  if (test::computeSanitizerStep() != "racecheck") {
+    ASSERT_TRUE(h.applied());
     const FilterRun& run = *h.tab.lastRun();
     ASSERT_NE(run.gpu, nullptr);
     ASSERT_NE(run.cpu, nullptr);

@@ -38,6 +38,13 @@ inline bool underComputeSanitizer() {
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
 }
 
+/// Which of gpu-check.sh's sanitizer steps runs the test: "sanitize" (memcheck), "racecheck",
+/// "synccheck" or "initcheck" (GPULAB_UNDER_SANITIZER=<step>); empty outside them.
+inline std::string_view computeSanitizerStep() {
+  const char* v = std::getenv("GPULAB_UNDER_SANITIZER");
+  return underComputeSanitizer() ? std::string_view(v) : std::string_view();
+}
+
 /// Seeded random image: u8 uniform 0..255, u16 uniform 0..65535, floats uniform in [-1, 1) scaled by `scale`.
 inline Image randomImage(int width, int height, int channels, PixelType type, unsigned seed, double scale = 1.0) {
   Image img(width, height, channels, type);
