@@ -633,7 +633,7 @@ void registerBench(CLI::App& app) {
   cmd->add_option("--json", a->json, "Also write the results as JSON to FILE");
   cmd->add_flag("--no-cpu", a->noCpu, "Skip the CPU baselines (and the check against them)");
   cmd->add_option("--box-path", a->boxPath,
-                  "GPU box blur path: auto (default) | ring | stream | sat | fused | direct (radius 1-2)");
+                  "GPU box blur path: auto (default) | ring | stream | sat | fused | direct (radius 1-2) | sweep");
   cmd->add_option("--rgb8", a->rgb8, "Run on a WxH RGB 8-bit image (e.g. 6000x4000) instead of NxN f32");
   cmd->callback([a] { run(*a); });
 }

@@ -72,6 +72,35 @@ int maxFusedRadius(PixelType type, int channels = 1) {
   }
 }
 
+int maxSweepRadius(PixelType type, int channels = 1) {
+  switch (type) {
+    case PixelType::U8:
+      return kernels::boxBlurMaxSweepRadius<std::uint8_t>(channels);
+    case PixelType::U16:
+      return kernels::boxBlurMaxSweepRadius<std::uint16_t>(channels);
+    default:
+      return kernels::boxBlurMaxSweepRadius<float>(channels);
+  }
+}
+
+/// The engine's name for a kernel path.
+BoxGpuPath engineOf(BoxBlurPath path) {
+  switch (path) {
+    case BoxBlurPath::TiledRing:
+      return BoxGpuPath::TiledRing;
+    case BoxBlurPath::TiledStream:
+      return BoxGpuPath::TiledStream;
+    case BoxBlurPath::SummedArea:
+      return BoxGpuPath::SummedArea;
+    case BoxBlurPath::Fused:
+      return BoxGpuPath::Fused;
+    case BoxBlurPath::Sweep:
+      return BoxGpuPath::Sweep;
+    default:
+      return BoxGpuPath::Auto;
+  }
+}
+
 /// The constant border's value as samples of `type` hold it (integers rounded and saturated).
 template <class T>
 T fillOf(double value) {
@@ -105,10 +134,12 @@ std::vector<BoxCase> boxCases() {
       if (thin) {
         radii.push_back(15);
         radii.push_back(maxFusedRadius(t.type));  // the largest radius the fused path takes
+        radii.push_back(maxSweepRadius(t.type));  // and the sweep path
         radii.push_back(s.h + 2);                 // taller than the image
       } else if (!large) {
         radii.push_back(std::max(s.w, s.h) + 3);  // the window wraps around the image more than once
-        if (s.w == 257) {                         // the largest radii the fused and tiled paths take
+        if (s.w == 257) {                         // the largest radii the sweep, fused and tiled paths take
+          radii.push_back(maxSweepRadius(t.type));
           radii.push_back(maxFusedRadius(t.type));
           radii.push_back(maxTiledRadius(t.type));
         }
@@ -328,6 +359,7 @@ TEST_P(BoxBlurCase, GpuBlockCodeOnHostMatchesReference) {
   const BoxCase& c = GetParam();
   std::vector<BoxBlurPath> paths = {BoxBlurPath::SummedArea};
   if (c.radius <= maxFusedRadius(c.type)) paths.push_back(BoxBlurPath::Fused);
+  if (c.radius <= maxSweepRadius(c.type)) paths.push_back(BoxBlurPath::Sweep);
   if (c.radius <= maxTiledRadius(c.type)) {
     paths.push_back(BoxBlurPath::TiledStream);
     if (c.radius <= 40) paths.push_back(BoxBlurPath::TiledRing);  // larger rings take host memory and time only
@@ -352,11 +384,12 @@ TEST_P(BoxBlurCase, GpuMatchesReference) {
   const DeviceImage d = gpu.upload(in);
   int optin = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu.device()), cudaSuccess);
-  for (BoxBlurPath path : {BoxBlurPath::Auto, BoxBlurPath::Fused, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream,
-                           BoxBlurPath::SummedArea}) {
+  for (BoxBlurPath path : {BoxBlurPath::Auto, BoxBlurPath::Fused, BoxBlurPath::Sweep, BoxBlurPath::TiledRing,
+                           BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
     const bool tiled = path == BoxBlurPath::TiledRing || path == BoxBlurPath::TiledStream;
     if (tiled && c.radius > maxTiledRadius(c.type)) continue;
     if (path == BoxBlurPath::Fused && c.radius > maxFusedRadius(c.type)) continue;
+    if (path == BoxBlurPath::Sweep && c.radius > maxSweepRadius(c.type)) continue;
     std::size_t shared = 0;
     visitAnySampleType(c.type, [&](auto sample) {
       using T = decltype(sample);
@@ -364,7 +397,7 @@ TEST_P(BoxBlurCase, GpuMatchesReference) {
     });
     if (shared > static_cast<std::size_t>(optin)) continue;
     BoxBlur blur(c.radius, c.border());
-    blur.setGpuPath(static_cast<BoxGpuPath>(path));
+    blur.setGpuPath(engineOf(path));
     DeviceImage out;
     blur.runGpu(gpu, d, out);
     const Image got = gpu.download(out);
@@ -387,10 +420,10 @@ TEST(BoxBlurGpu, LargeImageEveryTiledPathAgainstReference) {
   const Image ref = BoxBlur(c.radius, c.border()).runReference(in);
   GpuContext gpu;
   const DeviceImage d = gpu.upload(in);
-  for (BoxBlurPath path :
-       {BoxBlurPath::Fused, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream, BoxBlurPath::SummedArea}) {
+  for (BoxBlurPath path : {BoxBlurPath::Fused, BoxBlurPath::Sweep, BoxBlurPath::TiledRing, BoxBlurPath::TiledStream,
+                           BoxBlurPath::SummedArea}) {
     BoxBlur blur(c.radius, c.border());
-    blur.setGpuPath(static_cast<BoxGpuPath>(path));
+    blur.setGpuPath(engineOf(path));
     DeviceImage out;
     blur.runGpu(gpu, d, out);
     EXPECT_TRUE(matches(c, ref, gpu.download(out), true)) << toString(path);
@@ -447,7 +480,7 @@ TEST(BoxBlurGpu, InterleavedPhotosMatchThePlanarRunAndTheReference) {
           const DeviceImage interleaved = gpu.upload(img, DeviceLayout::Interleaved);
           blur.runGpu(gpu, interleaved, interleavedOut);
           EXPECT_EQ(interleavedOut.layout(), DeviceLayout::Interleaved);
-          EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path fused, interleaved channels");
+          EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path sweep, interleaved channels");
           const DeviceImage planar = gpu.upload(img);
           blur.runGpu(gpu, planar, planarOut);
           const Image a = gpu.download(interleavedOut), b = gpu.download(planarOut);
@@ -547,9 +580,11 @@ struct InterleavedCase {
   int width, height, channels, radius;
   BorderMode mode;
   PixelType type;
+  BoxBlurPath path;  ///< Fused or Sweep
   std::string name() const {
     return std::to_string(width) + "x" + std::to_string(height) + "c" + std::to_string(channels) + "_r" +
-           std::to_string(radius) + "_" + std::string(toString(mode)) + "_" + std::string(toString(type));
+           std::to_string(radius) + "_" + std::string(toString(mode)) + "_" + std::string(toString(type)) + "_" +
+           toString(path);
   }
   Border border() const {
     return {mode, mode != BorderMode::Constant ? 0.0 : (type == PixelType::U16 ? 40000.4 : 37.6)};
@@ -560,13 +595,16 @@ std::vector<InterleavedCase> interleavedCases() {
   std::vector<InterleavedCase> cases;
   for (PixelType type : {PixelType::U8, PixelType::U16, PixelType::F32})
     for (int channels : {2, 3, 4})
-      for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
-                              BorderMode::Constant}) {
-        cases.push_back({1, 1, channels, 1, mode, type});
-        cases.push_back({13, 7, channels, 4, mode, type});
-        cases.push_back({211, 19, channels, 5, mode, type});  // several tiles across (prime width)
-        cases.push_back({97, 29, channels, maxFusedRadius(type, channels), mode, type});
-      }
+      for (BorderMode mode :
+           {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap, BorderMode::Constant})
+        for (BoxBlurPath path : {BoxBlurPath::Fused, BoxBlurPath::Sweep}) {
+          const int largest =
+              path == BoxBlurPath::Fused ? maxFusedRadius(type, channels) : maxSweepRadius(type, channels);
+          cases.push_back({1, 1, channels, 1, mode, type, path});
+          cases.push_back({13, 7, channels, 4, mode, type, path});
+          cases.push_back({211, 19, channels, 5, mode, type, path});  // several tiles across (prime width)
+          cases.push_back({97, 29, channels, largest, mode, type, path});
+        }
   return cases;
 }
 
@@ -621,7 +659,8 @@ TEST_P(BoxBlurInterleaved, HostWarpCodeMatchesEachChannelsReference) {
     if constexpr (!std::is_same_v<T, double>)
       for (int resident : {2112, 7}) {  // one long segment per tile; many short ones
         const Image got = runPitched<T>(c, in, [&](auto src, auto dst, T fill, std::size_t) {
-          kernels::runBoxBlurInterleavedOnHost<T>(src, dst, c.channels, c.radius, toKernel(c.mode), fill, resident);
+          kernels::runBoxBlurInterleavedOnHost<T>(src, dst, c.channels, c.radius, toKernel(c.mode), fill, resident,
+                                                  c.path);
         });
         EXPECT_TRUE(interleavedMatches(c, in, ref, got)) << resident << " resident warps";
       }
@@ -650,7 +689,7 @@ TEST_P(BoxBlurInterleaved, GpuMatchesEachChannelsReference) {
         ASSERT_EQ(cudaMemsetAsync(dOut, 0xab, bytes, gpu.stream()), cudaSuccess);
         kernels::launchBoxBlurInterleaved<T>({static_cast<const T*>(dIn), c.width, c.height, pitch},
                                              {static_cast<T*>(dOut), c.width, c.height, pitch}, c.channels, c.radius,
-                                             toKernel(c.mode), fill, gpu.stream());
+                                             toKernel(c.mode), fill, gpu.stream(), c.path);
         ASSERT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
         ASSERT_EQ(cudaMemcpy(dst.data, dOut, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
         cudaFree(dIn);
@@ -671,10 +710,24 @@ TEST(BoxBlurInterleaved, RejectsBadChannelsAndRadius) {
   const kernels::Plane<float> out{obuf.data(), 4, 4, 64};
   EXPECT_THROW(kernels::boxBlurMaxFusedRadius<float>(5), std::invalid_argument);
   EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 3, kernels::boxBlurMaxFusedRadius<float>(3) + 1,
-                                                           kernels::BorderMode::Wrap, 0.f, 8),
+                                                           kernels::BorderMode::Wrap, 0.f, 8, BoxBlurPath::Fused),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(
+                   in, out, 3, kernels::boxBlurMaxInterleavedRadius<float>(3, BoxBlurPath::Auto) + 1,
+                   kernels::BorderMode::Wrap, 0.f, 8),
                std::invalid_argument);
   EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 5, 1, kernels::BorderMode::Wrap, 0.f, 8),
                std::invalid_argument);
+  EXPECT_THROW(kernels::boxBlurMaxSweepRadius<float>(0), std::invalid_argument);
+  EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 3, kernels::boxBlurMaxSweepRadius<float>(3) + 1,
+                                                           kernels::BorderMode::Wrap, 0.f, 8, BoxBlurPath::Sweep),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::runBoxBlurInterleavedOnHost<float>(in, out, 3, 1, kernels::BorderMode::Wrap, 0.f, 8,
+                                                           BoxBlurPath::TiledRing),
+               std::invalid_argument);
+  // Auto: the sweep path where it fits, the fused path beyond.
+  EXPECT_EQ(kernels::boxBlurResolveInterleavedPath<float>(BoxBlurPath::Auto, 3, 15), BoxBlurPath::Sweep);
+  EXPECT_EQ(kernels::boxBlurResolveInterleavedPath<float>(BoxBlurPath::Auto, 4, 49), BoxBlurPath::Fused);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -840,7 +893,7 @@ Image emulatePlanes(const NonFiniteCase& c, const Image& in, BoxBlurPath path, i
 }
 
 /// The fused warp code on interleaved rows on the host.
-Image emulateInterleaved(const NonFiniteCase& c, const Image& in, int residentWarps) {
+Image emulateInterleaved(const NonFiniteCase& c, const Image& in, int residentWarps, BoxBlurPath path) {
   Image out(c.width, c.height, c.channels, PixelType::F32);
   const std::size_t pitch = (in.rowBytes() + 63) / 64 * 64;
   std::vector<float> src(pitch / sizeof(float) * c.height + 16), dst(src.size());
@@ -850,7 +903,7 @@ Image emulateInterleaved(const NonFiniteCase& c, const Image& in, int residentWa
     std::memcpy(reinterpret_cast<unsigned char*>(srcBase) + y * pitch, in.row<float>(y), in.rowBytes());
   kernels::runBoxBlurInterleavedOnHost<float>({srcBase, c.width, c.height, pitch}, {dstBase, c.width, c.height, pitch},
                                               c.channels, c.radius, toKernel(c.mode),
-                                              static_cast<float>(c.border().value), residentWarps);
+                                              static_cast<float>(c.border().value), residentWarps, path);
   for (int y = 0; y < c.height; ++y)
     std::memcpy(out.row<float>(y), reinterpret_cast<unsigned char*>(dstBase) + y * pitch, in.rowBytes());
   return out;
@@ -914,16 +967,20 @@ TEST_P(BoxBlurNonFinite, GpuBlockCodeOnHostMatchesReference) {
   const Image in = c.input();
   std::vector<BoxBlurPath> paths = {BoxBlurPath::SummedArea, BoxBlurPath::TiledStream, BoxBlurPath::TiledRing};
   if (c.radius <= maxFusedRadius(PixelType::F32)) paths.push_back(BoxBlurPath::Fused);
+  if (c.radius <= maxSweepRadius(PixelType::F32)) paths.push_back(BoxBlurPath::Sweep);
   for (BoxBlurPath path : paths)
     for (int resident : {264, 5}) {
       if (path == BoxBlurPath::SummedArea && resident == 5) continue;
       EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulatePlanes(c, in, path, resident), finiteRange(c)))
           << toString(path) << ", " << resident << " resident blocks";
     }
-  if (c.channels > 1 && c.radius <= maxFusedRadius(PixelType::F32, c.channels)) {
+  for (BoxBlurPath path : {BoxBlurPath::Fused, BoxBlurPath::Sweep}) {
+    const int largest = path == BoxBlurPath::Fused ? maxFusedRadius(PixelType::F32, c.channels)
+                                                   : maxSweepRadius(PixelType::F32, c.channels);
+    if (c.channels == 1 || c.radius > largest) continue;
     for (int resident : {264 * 4, 20})
-      EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulateInterleaved(c, in, resident), finiteRange(c)))
-          << "fused, interleaved, " << resident << " resident warps";
+      EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulateInterleaved(c, in, resident, path), finiteRange(c)))
+          << toString(path) << ", interleaved, " << resident << " resident warps";
   }
 }
 
@@ -934,9 +991,10 @@ TEST_P(BoxBlurNonFinite, GpuMatchesReference) {
   const Image& ref = nonFiniteReference(c);
   GpuContext gpu;
   const DeviceImage planar = gpu.upload(in);
-  for (BoxGpuPath path : {BoxGpuPath::Auto, BoxGpuPath::Fused, BoxGpuPath::TiledRing, BoxGpuPath::TiledStream,
-                          BoxGpuPath::SummedArea, BoxGpuPath::Direct}) {
+  for (BoxGpuPath path : {BoxGpuPath::Auto, BoxGpuPath::Fused, BoxGpuPath::Sweep, BoxGpuPath::TiledRing,
+                          BoxGpuPath::TiledStream, BoxGpuPath::SummedArea, BoxGpuPath::Direct}) {
     if (path == BoxGpuPath::Fused && c.radius > maxFusedRadius(PixelType::F32)) continue;
+    if (path == BoxGpuPath::Sweep && c.radius > maxSweepRadius(PixelType::F32)) continue;
     if (path == BoxGpuPath::Direct && c.radius > kBoxDirectMaxRadius) continue;
     BoxBlur blur(c.radius, c.border());
     blur.setGpuPath(path);

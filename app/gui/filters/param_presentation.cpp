@@ -79,7 +79,8 @@ ParamPresentation presentationOf(const gpulab::OperationInfo& operation, const g
                       {"stream", QObject::tr("stream (running sums)")},
                       {"sat", QObject::tr("summed-area table")},
                       {"fused", QObject::tr("fused (one warp per strip, sums in registers)")},
-                      {"direct", QObject::tr("direct (3x3 and 5x5 windows)")}};
+                      {"direct", QObject::tr("direct (3x3 and 5x5 windows)")},
+                      {"sweep", QObject::tr("sweep (column sums in registers, rows in shared memory)")}};
   } else if (op == "sobel" && name == "component") {
     p.choiceLabels = {{"mag", QObject::tr("Magnitude")},
                       {"x", QObject::tr("x gradient (dx)")},

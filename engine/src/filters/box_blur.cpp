@@ -26,9 +26,23 @@ namespace {
 
 using kernels::BoxBlurPath;
 
-static_assert(static_cast<int>(BoxGpuPath::SummedArea) == static_cast<int>(BoxBlurPath::SummedArea));
-static_assert(static_cast<int>(BoxGpuPath::Fused) == static_cast<int>(BoxBlurPath::Fused));
-BoxBlurPath toKernel(BoxGpuPath path) { return static_cast<BoxBlurPath>(path); }
+/// The kernel path of an engine path (Direct is the engine's own: Auto for the kernels).
+BoxBlurPath toKernel(BoxGpuPath path) {
+  switch (path) {
+    case BoxGpuPath::TiledRing:
+      return BoxBlurPath::TiledRing;
+    case BoxGpuPath::TiledStream:
+      return BoxBlurPath::TiledStream;
+    case BoxGpuPath::SummedArea:
+      return BoxBlurPath::SummedArea;
+    case BoxGpuPath::Fused:
+      return BoxBlurPath::Fused;
+    case BoxGpuPath::Sweep:
+      return BoxBlurPath::Sweep;
+    default:
+      return BoxBlurPath::Auto;
+  }
+}
 using namespace cv_interop;
 
 void checkType(const ImageShape& in) {
@@ -268,8 +282,9 @@ BoxBlur::BoxBlur(int radius, Border border) : radius_(radius), border_(border) {
 struct BoxBlur::GpuPlan {
   kernels::BoxBlurPlan plan;
   PixelType type = PixelType::U8;
-  bool interleavedRuns = false;  ///< the last run took an interleaved image (the fused path, one launch)
-  bool directRuns = false;       ///< the last run took the direct path (a small window)
+  bool interleavedRuns = false;  ///< the last run took an interleaved image (one launch of interleavedPath)
+  BoxBlurPath interleavedPath = BoxBlurPath::Auto;
+  bool directRuns = false;  ///< the last run took the direct path (a small window)
 };
 
 namespace {
@@ -283,13 +298,16 @@ bool takesDirect(BoxGpuPath path, int radius, PixelType type) {
 }  // namespace
 
 DeviceLayout BoxBlur::gpuLayout(const ImageShape& in) const {
-  // The fused path filters every channel of interleaved rows: photos without an alpha to keep
+  // The sweep and fused paths filter every channel of interleaved rows: photos without an alpha to keep
   // (2 or 3 channels; 4 in f32, where alpha is filtered too), radii it takes.
-  if (in.channels < 2 || radius_ < 1 || (gpuPath_ != BoxGpuPath::Auto && gpuPath_ != BoxGpuPath::Fused) ||
+  if (in.channels < 2 || radius_ < 1 ||
+      (gpuPath_ != BoxGpuPath::Auto && gpuPath_ != BoxGpuPath::Fused && gpuPath_ != BoxGpuPath::Sweep) ||
       in.type == PixelType::F64 || alphaPassesThrough(in.type, in.channels) || takesDirect(gpuPath_, radius_, in.type))
     return DeviceLayout::Planar;
   int largest = 0;
-  visitType(in.type, [&](auto sample) { largest = kernels::boxBlurMaxFusedRadius<decltype(sample)>(in.channels); });
+  visitType(in.type, [&](auto sample) {
+    largest = kernels::boxBlurMaxInterleavedRadius<decltype(sample)>(in.channels, toKernel(gpuPath_));
+  });
   return radius_ <= largest ? DeviceLayout::Interleaved : DeviceLayout::Planar;
 }
 
@@ -309,7 +327,8 @@ OperationInfo boxBlurInfo() {
   info.summary = "the mean over a (2r+1) x (2r+1) window";
   const ParamInfo radius = ParamInfo::integer("radius", "window (2R+1) x (2R+1), R >= 0", 0, kMaxBoxRadius);
   const ParamInfo path = ParamInfo::choice(
-      "path", "GPU kernel: auto (default) | ring | stream | sat (summed-area table) | fused | direct (radius 1-2)",
+      "path",
+      "GPU kernel: auto (default) | ring | stream | sat (summed-area table) | fused | direct (radius 1-2) | sweep",
       enumNameList<BoxGpuPath>(), "auto");
   info.params = {radius};
   for (ParamInfo& p : borderParamInfos()) info.params.push_back(std::move(p));
@@ -331,10 +350,11 @@ ParamValues BoxBlur::params() const {
 }
 
 std::string BoxBlur::methodNote(Side side) const {
-  if (side == Side::Gpu && plan_ && plan_->interleavedRuns) return "GPU path fused, interleaved channels";
+  if (side == Side::Gpu && plan_ && plan_->interleavedRuns)
+    return "GPU path " + std::string(kernels::toString(plan_->interleavedPath)) + ", interleaved channels";
   if (side == Side::Gpu && plan_ && plan_->directRuns) return "GPU path direct";
   if (side != Side::Gpu || !plan_ || plan_->plan.device < 0) return {};
-  return "GPU path " + std::string(toString(static_cast<BoxGpuPath>(plan_->plan.path)));
+  return "GPU path " + std::string(kernels::toString(plan_->plan.path));
 }
 
 ImageShape BoxBlur::outputShape(const ImageShape& in) const {
@@ -346,17 +366,19 @@ void BoxBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   const ImageShape shape = outputShape(shapeOf(in));
   if (&in == &out) throw std::invalid_argument("box blur cannot run in place: give it a separate output image");
   if (in.interleaved()) {
-    // A photo in its own layout: one fused launch over the interleaved rows, every channel.
+    // A photo in its own layout: one launch over the interleaved rows, every channel.
     if (gpuLayout(shape) != DeviceLayout::Interleaved)
       throw std::logic_error("box blur takes this image planar on the GPU (Operation::gpuLayout)");
     if (out.empty() || !out.sameShape(in))
       out = DeviceImage(shape.width, shape.height, shape.channels, shape.type, DeviceLayout::Interleaved);
+    if (!plan_) plan_ = std::make_unique<GpuPlan>();
     visitType(shape.type, [&](auto sample) {
       using T = decltype(sample);
+      plan_->interleavedPath = kernels::boxBlurResolveInterleavedPath<T>(toKernel(gpuPath_), shape.channels, radius_);
       kernels::launchBoxBlurInterleaved<T>(pixelsOf<T>(in), pixelsOf<T>(out), shape.channels, radius_,
-                                           toKernel(border_.mode), borderFill<T>(border_.value), gpu.stream());
+                                           toKernel(border_.mode), borderFill<T>(border_.value), gpu.stream(),
+                                           plan_->interleavedPath);
     });
-    if (!plan_) plan_ = std::make_unique<GpuPlan>();
     plan_->interleavedRuns = true;
     return;
   }

@@ -43,12 +43,13 @@ enum class BoxCpuMethod { Auto, Direct, Separable };
 /// The GPU kernel. Auto: for u8 and f32 planes of radius 1 and 2, Direct: the direct convolution's
 /// 3x3 / 5x5 kernels (kernels/conv2d.cuh) with weights 1/(2r+1)^2, one read and one write of the
 /// image (float sums of 9 or 25 products: u8 results equal the exact integer ones, the fraction of a
-/// mean being a multiple of 1/9 or 1/25; f32 within 1e-6 of the range); otherwise the fused kernel
-/// from radius 7 up to its largest radius (96 f32/u16, 192 u8), else the ring when its window fits
-/// in shared memory, the stream up to the tiled paths' largest radius, the summed-area table beyond
-/// (a radius of 0 is a plain copy).
-enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused, Direct };
-constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused|direct"}; }
+/// mean being a multiple of 1/9 or 1/25; f32 within 1e-6 of the range); otherwise the sweep kernel
+/// up to its largest radius (kernels::boxBlurMaxSweepRadius: 240 on a plane, 127 for u16), the
+/// fused kernel up to its own (96 f32/u16, 192 u8), the ring when its window fits in shared memory,
+/// the stream up to the tiled paths' largest radius, the summed-area table beyond (a radius of 0 is
+/// a plain copy).
+enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused, Direct, Sweep };
+constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused|direct|sweep"}; }
 
 /// The largest radius BoxGpuPath::Direct takes (a 5x5 window).
 inline constexpr int kBoxDirectMaxRadius = 2;
@@ -78,8 +79,9 @@ class BoxBlur final : public Operation {
   /// "GPU path ring" on the GPU (the path the last run took); nothing on the CPU.
   std::string methodNote(Side side) const override;
   ImageShape outputShape(const ImageShape& in) const override;
-  /// Interleaved for a photo the fused path filters in its own layout (2 or 3 channels, or 4 in
-  /// f32; radius 1 up to kernels::boxBlurMaxFusedRadius; path auto or fused); planar otherwise.
+  /// Interleaved for a photo the sweep or fused path filters in its own layout (2 or 3 channels, or
+  /// 4 in f32; radius 1 up to kernels::boxBlurMaxInterleavedRadius; path auto, sweep or fused);
+  /// planar otherwise.
   /// runGpu takes planar images too (then the output is planar).
   DeviceLayout gpuLayout(const ImageShape& in) const override;
   void runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) override;

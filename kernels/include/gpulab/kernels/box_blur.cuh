@@ -1,7 +1,7 @@
 // Box blur of planes: the mean over a (2r+1) x (2r+1) window, any radius, every border mode, with
 // a cost per pixel that does not depend on the radius. Three GPU paths:
 //
-//   Fused (one pass, radius up to boxBlurMaxFusedRadius; Auto takes it from radius 7): each warp owns a
+//   Fused (one pass, radius up to boxBlurMaxFusedRadius; Auto takes it beyond the sweep path's): each warp owns a
 //   strip of columns (its output tile plus the halo) and a segment of rows and walks down it on
 //   its own, no block barrier. Every lane keeps the vertical window sum of its 8 or 16 columns in
 //   registers (the entering row added, the leaving row read again, from L2, taken off), loads the
@@ -16,6 +16,14 @@
 //   through cp.async, several steps ahead. TiledRing keeps the last 2r+2 rows in a shared-memory
 //   ring, so every input sample comes from DRAM once; TiledStream (larger radii) reads the leaving
 //   row a second time, from L2.
+//   Sweep (one pass, radius up to boxBlurMaxSweepRadius; Auto takes it where it fits): each block of
+//   256 threads owns a tile of columns (plus the halo) and a segment of rows and sweeps down it, 16
+//   output rows a batch. Every thread keeps the vertical window sums of one or two columns in
+//   registers and loads the 16 entering and 16 leaving samples of a batch at once (32 loads in
+//   flight a thread); the sums go to shared memory, where runs of outputs slide the horizontal
+//   window along each row, and the batch leaves through coalesced stores. f32 sums are float
+//   (Kahan-compensated down the columns), so results agree with the double-sum paths within 1e-6
+//   of the data's range; u8 and u16 sums are exact integers.
 //   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
 //   taps of it; the border modes become integer weights on those taps (windowTaps below).
 //
@@ -35,9 +43,9 @@
 
 namespace gpulab::kernels {
 
-enum class BoxBlurPath { Auto, TiledRing, TiledStream, SummedArea, Fused };
+enum class BoxBlurPath { Auto, TiledRing, TiledStream, SummedArea, Fused, Sweep };
 
-/// "auto", "ring", "stream", "sat", "fused".
+/// "auto", "ring", "stream", "sat", "fused", "sweep".
 const char* toString(BoxBlurPath path) noexcept;
 
 // ---------------------------------------------------------------------------------------------
@@ -186,6 +194,25 @@ GPULAB_HD float boxWindowMeanExact(Plane<const float> in, int channels, int x, i
   return static_cast<float>(sum / (side * side));
 }
 
+/// The box mean of a nonnegative integer window sum, rounded to nearest (the area is odd: no ties),
+/// through a float (u8) or double (u16) estimate of the quotient corrected by one either way: exact,
+/// without an integer division. `sum` below 2^32 - area / 2.
+template <class T>
+GPULAB_HD T boxRoundedMean(unsigned sum, unsigned area, float invAreaF, double invArea) {
+  const unsigned n = sum + area / 2;
+  unsigned q;
+  if constexpr (sizeof(T) == 1)
+    q = static_cast<unsigned>(static_cast<float>(n) * invAreaF);
+  else
+    q = static_cast<unsigned>(static_cast<double>(n) * invArea);
+  const int rem = static_cast<int>(n - q * area);
+  if (rem < 0)
+    --q;
+  else if (rem >= static_cast<int>(area))
+    ++q;
+  return static_cast<T>(q);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Launchers. T is std::uint8_t, std::uint16_t or float.
 
@@ -199,8 +226,14 @@ int boxBlurMaxTiledRadius();
 template <class T>
 int boxBlurMaxFusedRadius(int channels = 1);
 
-/// The path Auto resolves to on `device` for this radius (Fused from radius 7 up to
-/// boxBlurMaxFusedRadius, where it measured fastest; otherwise TiledRing when its ring fits in
+/// The largest radius the sweep path takes on rows of `channels` (1..4) interleaved channels: its
+/// tile of at most 512 samples a row keeps 32 output pixels beside the halo (240 on one channel,
+/// 112 on two, 69 on three, 48 on four), and u16 stops at 127 (its sums stay below 2^32).
+template <class T>
+int boxBlurMaxSweepRadius(int channels = 1);
+
+/// The path Auto resolves to on `device` for this radius (Sweep up to boxBlurMaxSweepRadius, where it
+/// measured fastest; then Fused up to boxBlurMaxFusedRadius; otherwise TiledRing when its ring fits in
 /// shared memory, TiledStream up to boxBlurMaxTiledRadius, SummedArea beyond). Radius 0 is a plain
 /// copy. The fused path's row segments can be forced with GPULAB_BOX_FUSED_ROWS (benchmarks).
 template <class T>
@@ -257,19 +290,30 @@ template <class T>
 void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, BoxBlurPath path,
                       int residentBlocks);
 
-/// The fused path on rows of `channels` (1..4) interleaved channels: sample (x, c) of row y at
-/// in.row(y)[x * channels + c]; in.width and out.width count pixels. Every channel filtered.
-/// Planes 16-byte aligned with pitches a multiple of 16. Asynchronous on `stream`. Throws
-/// std::invalid_argument for a radius beyond boxBlurMaxFusedRadius(channels), mismatched,
+/// The largest radius launchBoxBlurInterleaved takes for `path` (Fused or Sweep; Auto: the larger).
+template <class T>
+int boxBlurMaxInterleavedRadius(int channels, BoxBlurPath path);
+
+/// The path launchBoxBlurInterleaved takes: `path` (Fused or Sweep), or for Auto the sweep path
+/// where the radius fits it, the fused path beyond. Throws std::invalid_argument for another path.
+template <class T>
+BoxBlurPath boxBlurResolveInterleavedPath(BoxBlurPath path, int channels, int radius);
+
+/// The fused or sweep path on rows of `channels` (1..4) interleaved channels: sample (x, c) of row
+/// y at in.row(y)[x * channels + c]; in.width and out.width count pixels. Every channel filtered.
+/// Auto takes the sweep path where its radius fits, the fused path beyond. Planes 16-byte aligned
+/// with pitches a multiple of 16. Asynchronous on `stream`. Throws std::invalid_argument for
+/// another path, a radius beyond boxBlurMaxInterleavedRadius(channels, path), mismatched,
 /// overlapping or misaligned planes.
 template <class T>
 void launchBoxBlurInterleaved(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T borderValue,
-                              cudaStream_t stream);
+                              cudaStream_t stream, BoxBlurPath path = BoxBlurPath::Auto);
 
-/// The warp code of the fused path run on the host, lane by lane (shuffles as loops), with the
-/// tiling the launcher picks for a GPU holding `residentWarps` warps at once. Host pointers.
+/// The block or warp code of that path run on the host (thread by thread between barriers, lane by
+/// lane with shuffles as loops), with the tiling the launcher picks for a GPU holding `residentWarps`
+/// warps at once. Host pointers.
 template <class T>
 void runBoxBlurInterleavedOnHost(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode,
-                                 T borderValue, int residentWarps);
+                                 T borderValue, int residentWarps, BoxBlurPath path = BoxBlurPath::Auto);
 
 }  // namespace gpulab::kernels
