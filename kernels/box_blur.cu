@@ -545,9 +545,7 @@ struct FusedParams {
   int channels = 1;
   BorderMode mode = BorderMode::Reflect101;
   T fill{};
-  unsigned area = 0;
-  float invAreaF = 0;
-  double invArea = 0;
+  BoxArea area;
 };
 
 template <class T, int C>
@@ -658,9 +656,9 @@ struct FusedWarp {
 
   GPULAB_HD T finish(Acc sum) const {
     if constexpr (std::is_same_v<T, float>) {
-      return static_cast<float>(sum * p.invArea);
+      return static_cast<float>(sum * p.area.inv);
     } else {
-      return boxRoundedMean<T>(sum, p.area, p.invAreaF, p.invArea);
+      return boxRoundedMean<T>(sum, p.area.count, p.area.invF, p.area.inv);
     }
   }
 
@@ -948,10 +946,7 @@ FusedParams<T> fusedParams(int width, int height, int radius, BorderMode mode, T
   p.tilesY = divUp(height, p.rowsPerWarp);
   p.mode = mode;
   p.fill = fill;
-  const long long side = 2LL * radius + 1;
-  p.area = static_cast<unsigned>(side * side);
-  p.invArea = 1.0 / static_cast<double>(side * side);
-  p.invAreaF = static_cast<float>(p.invArea);
+  p.area = boxAreaOf(radius);
   return p;
 }
 

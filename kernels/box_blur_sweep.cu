@@ -84,9 +84,7 @@ struct Params {
   int cols = 1;    ///< extended-row samples a thread: 1 when sPitch <= kThreads, else 2
   BorderMode mode = BorderMode::Reflect101;
   T fill{};
-  unsigned area = 0;
-  float invAreaF = 0;
-  double invArea = 0;
+  BoxArea area;
 
   std::size_t sharedBytes(int channels) const {
     const std::size_t sums = static_cast<std::size_t>(kRows) * sPitch * sizeof(SumOf<T>);
@@ -237,9 +235,9 @@ struct Block {
 
   GPULAB_HD T finish(Sum h) const {
     if constexpr (kFloat)
-      return h * p.invAreaF;
+      return h * p.area.invF;
     else
-      return boxRoundedMean<T>(h, p.area, p.invAreaF, p.invArea);
+      return boxRoundedMean<T>(h, p.area.count, p.area.invF, p.area.inv);
   }
 
   GPULAB_HD static bool finite(float v) { return v >= -3.40282347e38f && v <= 3.40282347e38f; }
@@ -339,10 +337,7 @@ Params<T> plan(int width, int height, int radius, BorderMode mode, T fill, int r
   p.cols = p.sPitch <= kThreads ? 1 : 2;
   p.mode = mode;
   p.fill = fill;
-  const long long side = 2LL * radius + 1;
-  p.area = static_cast<unsigned>(side * side);
-  p.invArea = 1.0 / static_cast<double>(side * side);
-  p.invAreaF = static_cast<float>(p.invArea);
+  p.area = boxAreaOf(radius);
   return p;
 }
 

@@ -194,6 +194,23 @@ GPULAB_HD float boxWindowMeanExact(Plane<const float> in, int channels, int x, i
   return static_cast<float>(sum / (side * side));
 }
 
+/// A window's area (2r+1)^2 and its reciprocal, as the integer rounding (boxRoundedMean) and the
+/// float means take them.
+struct BoxArea {
+  unsigned count = 0;
+  float invF = 0;
+  double inv = 0;
+};
+
+inline BoxArea boxAreaOf(int radius) {
+  const long long side = 2LL * radius + 1;
+  BoxArea a;
+  a.count = static_cast<unsigned>(side * side);
+  a.inv = 1.0 / static_cast<double>(side * side);
+  a.invF = static_cast<float>(a.inv);
+  return a;
+}
+
 /// The box mean of a nonnegative integer window sum, rounded to nearest (the area is odd: no ties),
 /// through a float (u8) or double (u16) estimate of the quotient corrected by one either way: exact,
 /// without an integer division. `sum` below 2^32 - area / 2.
