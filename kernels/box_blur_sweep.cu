@@ -14,11 +14,11 @@
 // again, the latter mostly from L2), every output written once, and the cost per output does not
 // grow with the radius beyond (2r+1) / runLength shared reads.
 //
-// f32: float sums. Down a column they are Kahan-compensated (a segment runs a few hundred steps);
-// along a row a run is short (2r+1 + 2 runLength additions). A NaN or inf spoils the sums it meets
-// and everything after them in its column or run, never an output whose window was finite and
-// summed finite, so an output that comes out non-finite is recomputed from its window
-// (boxWindowMeanExact), as on the other paths. u8, u16: exact unsigned sums.
+// f32: sums in double, as on the other paths, so that only the final rounding shows and the result
+// does not depend on the tiling (a tiled run, a batch or a planar run of the same image give the same
+// bits). A NaN or inf spoils the sums it meets and everything after them in its column or run, never
+// an output whose window was finite, so an output that comes out non-finite is recomputed from its
+// window (boxWindowMeanExact), as on the other paths. u8, u16: exact unsigned sums.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -50,7 +50,7 @@ constexpr int kMinTile = 32;                  // output pixels a tile keeps besi
 constexpr int kMinBlocksPerSm = 4;            // caps the registers at 64 a thread
 
 template <class T>
-using SumOf = std::conditional_t<std::is_same_v<T, float>, float, unsigned>;
+using SumOf = std::conditional_t<std::is_same_v<T, float>, double, unsigned>;
 
 template <class T>
 constexpr int radiusLimit(int channels) {
@@ -107,10 +107,9 @@ struct Block {
   static constexpr int kStep = kLoads / K;  // rows a thread loads at a time
   static constexpr bool kFloat = std::is_same_v<T, float>;
 
-  // A thread's vertical window sums (and their Kahan compensations, f32).
+  // A thread's vertical window sums.
   struct State {
     Sum v[K];
-    Sum comp[K];
     int src[K];  ///< the sample of a row each column reads; -1 outside (Constant)
   };
 
@@ -143,34 +142,17 @@ struct Block {
     return ym < 0 || src < 0 ? p.fill : in.row(ym)[src];
   }
 
-  GPULAB_HD static void add(Sum& v, Sum& comp, Sum x) {
-    if constexpr (kFloat) {
-      const Sum y = x - comp;
-      const Sum t = v + y;
-      comp = (t - v) - y;
-      v = t;
-    } else {
-      v += x;
-    }
-  }
-  GPULAB_HD static void take(Sum& v, Sum& comp, Sum x) {
-    if constexpr (kFloat)
-      add(v, comp, -x);
-    else
-      v -= x;
-  }
-
   // The vertical sums of rows y0 - r .. y0 + r - 1 (the window of row y0 but its last row).
   GPULAB_HD void start(int tid, State& s) const {
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * kThreads;
-      s.v[k] = s.comp[k] = Sum(0);
+      s.v[k] = Sum(0);
       s.src[k] = -1;
       if (j >= ext) continue;
       const int e = j / C;
       const int xm = borderIndex(x0 - p.radius + e, p.width, p.mode);
       s.src[k] = xm < 0 ? -1 : xm * C + (j - e * C);
-      for (int y = y0 - p.radius; y < y0 + p.radius; ++y) add(s.v[k], s.comp[k], static_cast<Sum>(sample(y, s.src[k])));
+      for (int y = y0 - p.radius; y < y0 + p.radius; ++y) s.v[k] += static_cast<Sum>(sample(y, s.src[k]));
     }
   }
 
@@ -208,9 +190,9 @@ struct Block {
           if (j >= ext) continue;
           GPULAB_UNROLL
           for (int b = 0; b < kStep; ++b) {
-            add(s.v[k], s.comp[k], static_cast<Sum>(enter[k][b]));
+            s.v[k] += static_cast<Sum>(enter[k][b]);
             sums[(h + b) * p.sPitch + j] = s.v[k];
-            take(s.v[k], s.comp[k], static_cast<Sum>(leave[k][b]));
+            s.v[k] -= static_cast<Sum>(leave[k][b]);
           }
         }
       }
@@ -226,21 +208,19 @@ struct Block {
       for (int b = 0; b < n; ++b) {
         const T enter = sample(yb + b + p.radius, s.src[k]);
         const T leave = sample(yb + b - p.radius, s.src[k]);
-        add(s.v[k], s.comp[k], static_cast<Sum>(enter));
+        s.v[k] += static_cast<Sum>(enter);
         sums[b * p.sPitch + j] = s.v[k];
-        take(s.v[k], s.comp[k], static_cast<Sum>(leave));
+        s.v[k] -= static_cast<Sum>(leave);
       }
     }
   }
 
   GPULAB_HD T finish(Sum h) const {
     if constexpr (kFloat)
-      return h * p.area.invF;
+      return static_cast<float>(h * p.area.inv);
     else
       return boxRoundedMean<T>(h, p.area.count, p.area.invF, p.area.inv);
   }
-
-  GPULAB_HD static bool finite(float v) { return v >= -3.40282347e38f && v <= 3.40282347e38f; }
 
   // Batch `batch`: the horizontal windows over the shared sums into the output buffer.
   GPULAB_HD void horizontal(int tid, int batch) const {
@@ -267,10 +247,10 @@ struct Block {
       }
       if constexpr (kFloat) {
         // A NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
-        // every output of it was finite. Otherwise those that are not get their window's exact mean.
-        if (finite(h)) continue;
+        // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those that are not get their window's exact mean.
+        if (boxFinite(h)) continue;
         for (int x = xs; x < xe; ++x)
-          if (!finite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);
+          if (!boxFinite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);
       }
     }
   }

@@ -21,9 +21,8 @@
 //   output rows a batch. Every thread keeps the vertical window sums of one or two columns in
 //   registers and loads the 16 entering and 16 leaving samples of a batch at once (32 loads in
 //   flight a thread); the sums go to shared memory, where runs of outputs slide the horizontal
-//   window along each row, and the batch leaves through coalesced stores. f32 sums are float
-//   (Kahan-compensated down the columns), so results agree with the double-sum paths within 1e-6
-//   of the data's range; u8 and u16 sums are exact integers.
+//   window along each row, and the batch leaves through coalesced stores. f32 sums in double, u8
+//   and u16 sums exact integers, as on the other paths.
 //   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
 //   taps of it; the border modes become integer weights on those taps (windowTaps below).
 //
