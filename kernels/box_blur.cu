@@ -865,8 +865,8 @@ bool fusedIsAuto(int radius) {
 }
 
 // Whether Auto takes the sweep path on rows of `channels` channels: wherever its radius fits. On an
-// H100 it measured faster than the fused path at each radius tried: f32 4096^2 r=1 0.088 ms (fused
-// 0.119; the ring path measured 0.110 on 2026-11-26), r=15 0.093 (0.162), r=31 0.114 (0.189);
+// H100 it measured faster than the fused path at each radius tried: f32 4096^2 r=1 0.092 ms (fused
+// 0.119; the ring path measured 0.110 on 2026-11-26), r=15 0.097 (0.163), r=31 0.128 (0.189);
 // 6000x4000 RGB u8 r=15 interleaved 0.38 (0.53).
 template <class T>
 bool sweepIsAuto(int radius, int channels) {
