@@ -64,8 +64,6 @@ T borderFill(double value) {
     return static_cast<T>(value);
 }
 
-std::uint8_t borderU8(double value) { return borderFill<std::uint8_t>(value); }
-
 /// The constant border's value as the samples of `type` hold it, in double.
 double borderFillOf(PixelType type, double value) {
   switch (type) {
