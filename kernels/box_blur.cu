@@ -855,19 +855,11 @@ void validate(Plane<const T> in, Plane<T> out, int radius, bool tiled) {
         "multiple of 16 bytes (DeviceImage planes are)");
 }
 
-// Whether Auto takes the fused path: from radius 7 (where it measured faster than the ring and
-// stream paths on an H100: f32 4096^2 r=7 0.161 ms against 0.174, r=15 0.187 against 0.246;
-// 6000x4000 RGB u8 r=15 0.84 against 1.26) up to its largest radius. At radius 1 the ring path
-// measured faster (f32 0.110 against 0.117 ms, RGB u8 0.448 against 0.513), so small radii keep it.
-template <class T>
-bool fusedIsAuto(int radius) {
-  return radius >= 7 && radius <= FusedGeometry<T, 1>::kMaxRadius;
-}
-
 // Whether Auto takes the sweep path on rows of `channels` channels: wherever its radius fits. On an
 // H100 it measured faster than the fused path at each radius tried: f32 4096^2 r=1 0.092 ms (fused
 // 0.119; the ring path measured 0.110 on 2026-11-26), r=15 0.097 (0.163), r=31 0.128 (0.189);
-// 6000x4000 RGB u8 r=15 interleaved 0.38 (0.53).
+// 6000x4000 RGB u8 r=15 interleaved 0.38 (0.53). Its largest radius is at least the fused path's
+// for every type and channel count, so Auto takes the fused path only where a caller names it.
 template <class T>
 bool sweepIsAuto(int radius, int channels) {
   return radius >= 1 && radius <= sweep::maxRadius<T>(channels);
@@ -877,7 +869,6 @@ template <class T>
 BoxBlurPath resolvePath(BoxBlurPath path, int radius, std::size_t sharedOptin) {
   if (path != BoxBlurPath::Auto) return path;
   if (sweepIsAuto<T>(radius, 1)) return BoxBlurPath::Sweep;
-  if (fusedIsAuto<T>(radius)) return BoxBlurPath::Fused;
   if (radius > Tiling<T>::kMaxRadius) return BoxBlurPath::SummedArea;
   if (Tiling<T>::sharedBytes(true, radius) <= std::min(kRingSharedLimit, sharedOptin)) return BoxBlurPath::TiledRing;
   return BoxBlurPath::TiledStream;

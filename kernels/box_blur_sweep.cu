@@ -247,7 +247,8 @@ struct Block {
       }
       if constexpr (kFloat) {
         // A NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
-        // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those that are not get their window's exact mean.
+        // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those
+        // that are not get their window's exact mean.
         if (boxFinite(h)) continue;
         for (int x = xs; x < xe; ++x)
           if (!boxFinite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);

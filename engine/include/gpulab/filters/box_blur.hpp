@@ -44,10 +44,9 @@ enum class BoxCpuMethod { Auto, Direct, Separable };
 /// 3x3 / 5x5 kernels (kernels/conv2d.cuh) with weights 1/(2r+1)^2, one read and one write of the
 /// image (float sums of 9 or 25 products: u8 results equal the exact integer ones, the fraction of a
 /// mean being a multiple of 1/9 or 1/25; f32 within 1e-6 of the range); otherwise the sweep kernel
-/// up to its largest radius (kernels::boxBlurMaxSweepRadius: 240 on a plane, 127 for u16), the
-/// fused kernel up to its own (96 f32/u16, 192 u8), the ring when its window fits in shared memory,
-/// the stream up to the tiled paths' largest radius, the summed-area table beyond (a radius of 0 is
-/// a plain copy).
+/// up to its largest radius (kernels::boxBlurMaxSweepRadius: 240 on a plane, 127 for u16), then the
+/// ring when its window fits in shared memory, the stream up to the tiled paths' largest radius, the
+/// summed-area table beyond (a radius of 0 is a plain copy). Fused runs when named.
 enum class BoxGpuPath { Auto, TiledRing, TiledStream, SummedArea, Fused, Direct, Sweep };
 constexpr EnumText enumText(BoxGpuPath) { return {"box blur GPU path", "auto|ring|stream|sat|fused|direct|sweep"}; }
 

@@ -1,13 +1,13 @@
 // Box blur of planes: the mean over a (2r+1) x (2r+1) window, any radius, every border mode, with
-// a cost per pixel that does not depend on the radius. Three GPU paths:
+// a cost per pixel that does not depend on the radius. Four GPU paths:
 //
-//   Fused (one pass, radius up to boxBlurMaxFusedRadius; Auto takes it beyond the sweep path's): each warp owns a
-//   strip of columns (its output tile plus the halo) and a segment of rows and walks down it on
-//   its own, no block barrier. Every lane keeps the vertical window sum of its 8 or 16 columns in
-//   registers (the entering row added, the leaving row read again, from L2, taken off), loads the
-//   rows of the next steps ahead, and per output row the warp prefix-sums those sums along the
-//   strip (registers, shuffles, a small shared buffer per warp): each output is the difference of
-//   two prefixes. It also runs on rows of C interleaved channels (launchBoxBlurInterleaved).
+//   Fused (one pass, radius up to boxBlurMaxFusedRadius; run when named, Auto takes Sweep): each
+//   warp owns a strip of columns (its output tile plus the halo) and a segment of rows and walks
+//   down it on its own, no block barrier. Every lane keeps the vertical window sum of its 8 or 16
+//   columns in registers (the entering row added, the leaving row read again, from L2, taken off),
+//   loads the rows of the next steps ahead, and per output row the warp prefix-sums those sums
+//   along the strip (registers, shuffles, a small shared buffer per warp): each output is the
+//   difference of two prefixes. It also runs on rows of C interleaved channels (launchBoxBlurInterleaved).
 //   Tiled (one pass, radius up to boxBlurMaxTiledRadius): each block owns a tile of columns and a
 //   segment of rows and marches down it. Per input row it takes the difference between the row
 //   entering the vertical window and the row leaving it, prefix-sums that difference across the
@@ -249,7 +249,7 @@ template <class T>
 int boxBlurMaxSweepRadius(int channels = 1);
 
 /// The path Auto resolves to on `device` for this radius (Sweep up to boxBlurMaxSweepRadius, where it
-/// measured fastest; then Fused up to boxBlurMaxFusedRadius; otherwise TiledRing when its ring fits in
+/// measured fastest; beyond it TiledRing when its ring fits in
 /// shared memory, TiledStream up to boxBlurMaxTiledRadius, SummedArea beyond). Radius 0 is a plain
 /// copy. The fused path's row segments can be forced with GPULAB_BOX_FUSED_ROWS (benchmarks).
 template <class T>
