@@ -856,10 +856,10 @@ void validate(Plane<const T> in, Plane<T> out, int radius, bool tiled) {
 }
 
 // Whether Auto takes the sweep path on rows of `channels` channels: wherever its radius fits. On an
-// H100 it measured faster than the fused path at each radius tried: f32 4096^2 r=1 0.092 ms (fused
-// 0.119; the ring path measured 0.110 on 2026-11-26), r=15 0.097 (0.163), r=31 0.128 (0.189);
-// 6000x4000 RGB u8 r=15 interleaved 0.38 (0.53). Its largest radius is at least the fused path's
-// for every type and channel count, so Auto takes the fused path only where a caller names it.
+// H100 (2026-11-27) it measured faster than the fused path at each radius tried: f32 4096^2 r=15
+// 0.087 ms (fused 0.162), r=31 0.123 (0.188); 6000x4000 RGB u8 r=15 interleaved 0.129 (0.462). Its
+// largest radius is at least the fused path's for every type and channel count, so Auto takes the
+// fused path only where a caller names it.
 template <class T>
 bool sweepIsAuto(int radius, int channels) {
   return radius >= 1 && radius <= sweep::maxRadius<T>(channels);
@@ -1272,7 +1272,9 @@ template <class T>
 void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T borderValue, BoxBlurPath path,
                       int residentBlocks) {
   path = resolvePath<T>(path, radius, kDefaultSharedOptin);
-  validate(in, out, radius, path != BoxBlurPath::SummedArea && radius > 0);
+  // As launchBoxBlur: the tiled and fused paths need 16-byte aligned input rows, the others none.
+  const bool tiled = path == BoxBlurPath::TiledRing || path == BoxBlurPath::TiledStream || path == BoxBlurPath::Fused;
+  validate(in, out, radius, tiled && radius > 0);
   if (radius == 0) {
     copyPlane(in.data, in.pitch, out.data, out.pitch, in.width * sizeof(T), in.height);
     return;

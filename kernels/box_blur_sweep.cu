@@ -1,27 +1,45 @@
 // Box blur, sweep path (box_blur.cuh, "Sweep"): one block of kThreads threads per tile of columns
 // and segment of rows, kRows output rows a batch.
 //
-// A batch is two phases between barriers:
-//   vertical    each thread owns one or two samples of the tile's extended row (output tile plus
-//               the halo, border-mapped): it loads their kRows entering and kRows leaving samples
-//               at once, then steps its vertical window sums down the batch (add the entering
-//               row, write the sum to shared memory, take the leaving row off). It also stores
-//               the last batch's outputs, coalesced, from the output buffer.
-//   horizontal  each thread takes runs of outputs of one row and channel and slides the horizontal
+// A thread owns one or two words of the tile's extended row (output tile plus the halo): 4 aligned
+// bytes of it, so 1 f32, 2 u16 or 4 u8 samples, loaded with one instruction a row. A batch is two
+// phases between barriers:
+//   vertical    each thread steps the vertical window sums of its words' samples down the batch
+//               (add the entering row, write the sums to shared memory, take the leaving row off).
+//               With one word a thread, the batch's rows were loaded during the previous batch's
+//               horizontal phase (u8 and u16: entering and leaving; f32, whose double sums leave no
+//               registers for more: entering, the leaving ones, mostly L2 hits, loaded here); with
+//               two, kLoads rows at a time. It also stores the last batch's outputs from the output
+//               buffer: a warp a row, 16 bytes a lane.
+//   horizontal  each thread takes a run of outputs of one row and channel and slides the horizontal
 //               window along the shared sums: the first output sums 2r+1 of them, each next one
-//               adds the sum entering and takes off the one leaving. Results go to the output buffer.
-// Every input sample is read from DRAM about once (the rows above a segment and the halo columns
-// again, the latter mostly from L2), every output written once, and the cost per output does not
-// grow with the radius beyond (2r+1) / runLength shared reads.
+//               adds the sum entering and takes off the one leaving, the reads of kChunk outputs
+//               issued together. Results go to the output buffer.
+// Words that hold a sample outside the image (the halo beyond the left and right edges, border
+// mapped) or straddle its right edge gather their samples one at a time through a per-block map.
+// The rows of the shared buffers are padded so that a warp's horizontal reads and writes spread over
+// the banks. Every input sample is read from DRAM about once (the rows above a segment and the halo
+// columns again, the latter mostly from L2), every output written once, and the cost per output does
+// not grow with the radius beyond (2r+1) / runLength shared reads.
 //
-// f32: sums in double, as on the other paths, so that only the final rounding shows and the result
+// Sums: f32 in double, as on the other paths, so that only the final rounding shows and the result
 // does not depend on the tiling (a tiled run, a batch or a planar run of the same image give the same
 // bits). A NaN or inf spoils the sums it meets and everything after them in its column or run, never
 // an output whose window was finite, so an output that comes out non-finite is recomputed from its
-// window (boxWindowMeanExact), as on the other paths. u8, u16: exact unsigned sums.
+// window (boxWindowMeanExact), as on the other paths. u16: exact unsigned sums. u8 up to radius 127:
+// the four samples of a word in two registers of two 16-bit lanes each ((2r+1) x 255 < 2^16), added
+// and taken off with one instruction a lane pair; beyond, one register a sample. u8 means round
+// with a multiply and a shift (BoxDivide), u16 ones with boxRoundedMean: both exact.
+//
+// Measured on an H100 (2026-11-27, copy ceiling 2975 GB/s): f32 4096^2 r=7 0.080 ms, r=15 0.087,
+// r=31 0.123 (the previous sweep, a sample a thread: 0.097, 0.097, 0.128); 6000x4000 RGB u8 r=15
+// interleaved 0.129 (0.376), u16 0.214 (0.402). Nsight Compute (f32 r=15): 30 M warp instructions,
+// 38% of DRAM bandwidth, 0.47 instructions issued a cycle a scheduler at 3 blocks an SM (80
+// registers); the largest stalls are the wait for the rows above a segment and the barriers.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -42,21 +60,120 @@ namespace gpulab::kernels::sweep {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kRows = 16;                     // output rows a batch
-constexpr int kLoads = 8;                     // samples a thread loads at a time (kLoads / K rows)
-constexpr int kMaxCols = 2;                   // extended-row samples a thread at most
-constexpr int kExtent = kThreads * kMaxCols;  // samples of an extended row a block holds
-constexpr int kMinTile = 32;                  // output pixels a tile keeps beside the halo
-constexpr int kMinBlocksPerSm = 4;            // caps the registers at 64 a thread
+constexpr int kWarps = kThreads / 32;
+constexpr int kRows = 16;     // output rows a batch
+constexpr int kLoads = 8;     // rows of a word a thread loads at a time (entering and leaving)
+constexpr int kMaxWords = 2;  // words of the extended row a thread at most
+constexpr int kMinTile = 32;  // output pixels a tile keeps beside the halo
+constexpr int kWaves = 4;     // blocks planned: this many times as many as the GPU holds at once
+constexpr int kLargestRadius = 240;
+constexpr int kPackedRadius = 127;  // u8: 16-bit lanes hold (2r+1) x 255 up to here
+constexpr int kUnused = -2;         // a gathered sample outside the extended row
 
 template <class T>
-using SumOf = std::conditional_t<std::is_same_v<T, float>, double, unsigned>;
+constexpr int samplesPerWord() {
+  return 4 / static_cast<int>(sizeof(T));
+}
 
 template <class T>
 constexpr int radiusLimit(int channels) {
-  const int r = (kExtent / channels - kMinTile) / 2;
+  constexpr int q = samplesPerWord<T>();
+  const int extent = (kMaxWords * kThreads * q - 2 * (q - 1)) / channels;  // pixels, whatever the word phase
+  const int r = std::min((extent - kMinTile) / 2, kLargestRadius);
   return sizeof(T) == 2 && r > 127 ? 127 : r;  // u16: 65535 x 255^2 < 2^32
 }
+
+// Pack<T, Wide>: a word of Q samples and the vertical sums of its samples, in registers (Acc) and in
+// shared memory (Sum, one a sample); H is a horizontal sum. The samples of a word are its bytes in
+// order (little-endian, host and GPU).
+template <class T, bool Wide>
+struct Pack;
+
+template <>
+struct Pack<float, false> {
+  static constexpr int Q = 1;
+  using Word = float;
+  using Sum = double;
+  using H = double;
+  struct Acc {
+    double v = 0;
+  };
+  GPULAB_HD static Word join(const float* s) { return s[0]; }
+  GPULAB_HD static void add(Acc& a, Word w) { a.v += static_cast<double>(w); }
+  GPULAB_HD static void sub(Acc& a, Word w) { a.v -= static_cast<double>(w); }
+  GPULAB_HD static void put(Sum* d, const Acc& a) { d[0] = a.v; }
+};
+
+template <>
+struct Pack<std::uint16_t, false> {
+  static constexpr int Q = 2;
+  using Word = unsigned;
+  using Sum = unsigned;
+  using H = unsigned;
+  struct Acc {
+    unsigned v[2] = {0, 0};
+  };
+  GPULAB_HD static Word join(const std::uint16_t* s) { return s[0] | static_cast<unsigned>(s[1]) << 16; }
+  GPULAB_HD static void add(Acc& a, Word w) {
+    a.v[0] += w & 0xFFFFu;
+    a.v[1] += w >> 16;
+  }
+  GPULAB_HD static void sub(Acc& a, Word w) {
+    a.v[0] -= w & 0xFFFFu;
+    a.v[1] -= w >> 16;
+  }
+  GPULAB_HD static void put(Sum* d, const Acc& a) { *reinterpret_cast<uint2*>(d) = make_uint2(a.v[0], a.v[1]); }
+};
+
+// u8 up to kPackedRadius: samples 0 and 2 in the 16-bit lanes of `even`, 1 and 3 in those of `odd`.
+// A lane's running sum stays in [0, (2r+1) x 255], so no carry or borrow crosses into the next.
+template <>
+struct Pack<std::uint8_t, false> {
+  static constexpr int Q = 4;
+  using Word = unsigned;
+  using Sum = std::uint16_t;
+  using H = unsigned;
+  struct Acc {
+    unsigned even = 0, odd = 0;
+  };
+  GPULAB_HD static Word join(const std::uint8_t* s) {
+    return s[0] | static_cast<unsigned>(s[1]) << 8 | static_cast<unsigned>(s[2]) << 16 |
+           static_cast<unsigned>(s[3]) << 24;
+  }
+  GPULAB_HD static void add(Acc& a, Word w) {
+    a.even += w & 0x00FF00FFu;
+    a.odd += (w >> 8) & 0x00FF00FFu;
+  }
+  GPULAB_HD static void sub(Acc& a, Word w) {
+    a.even -= w & 0x00FF00FFu;
+    a.odd -= (w >> 8) & 0x00FF00FFu;
+  }
+  GPULAB_HD static void put(Sum* d, const Acc& a) {
+    *reinterpret_cast<uint2*>(d) = make_uint2((a.even & 0xFFFFu) | a.odd << 16, (a.even >> 16) | (a.odd & 0xFFFF0000u));
+  }
+};
+
+// u8 beyond kPackedRadius: a register a sample.
+template <>
+struct Pack<std::uint8_t, true> {
+  static constexpr int Q = 4;
+  using Word = unsigned;
+  using Sum = unsigned;
+  using H = unsigned;
+  struct Acc {
+    unsigned v[4] = {0, 0, 0, 0};
+  };
+  GPULAB_HD static Word join(const std::uint8_t* s) { return Pack<std::uint8_t, false>::join(s); }
+  GPULAB_HD static void add(Acc& a, Word w) {
+    for (int q = 0; q < 4; ++q) a.v[q] += (w >> (8 * q)) & 0xFFu;
+  }
+  GPULAB_HD static void sub(Acc& a, Word w) {
+    for (int q = 0; q < 4; ++q) a.v[q] -= (w >> (8 * q)) & 0xFFu;
+  }
+  GPULAB_HD static void put(Sum* d, const Acc& a) {
+    *reinterpret_cast<uint4*>(d) = make_uint4(a.v[0], a.v[1], a.v[2], a.v[3]);
+  }
+};
 
 // Segment rows when GPULAB_BOX_SWEEP_ROWS sets them (a tuning knob for benchmarks; results do not
 // depend on it); 0: planned.
@@ -74,22 +191,33 @@ struct Params {
   int width = 0;  ///< pixels
   int height = 0;
   int radius = 0;
-  int tileWidth = 0;  ///< output pixels a block
+  int channels = 1;
+  int tileWidth = 0;  ///< output pixels a block: whole 16-byte units of a row
   int rows = 0;       ///< output rows a block, a multiple of kRows
   int runs = 0;       ///< runs a row and channel of the tile
   int runLength = 0;  ///< output pixels a run
   int tilesX = 0;
   int tilesY = 0;
-  int sPitch = 0;  ///< sums a row of the shared buffer: (tileWidth + 2r) x C
-  int cols = 1;    ///< extended-row samples a thread: 1 when sPitch <= kThreads, else 2
+  int words = 0;             ///< words of the extended row a block holds at most: 1 or 2 a thread
+  int sumPitch = 0;          ///< sums a row of the shared sums: words x Q, padded against bank conflicts
+  int outPitch = 0;          ///< samples a row of the output buffer: tileWidth x C, padded likewise
+  int phase = 0;             ///< samples from a word boundary to the input's first sample
+  bool wordLoads = true;     ///< input rows hold whole aligned words (pitch a multiple of 4)
+  bool vectorStores = true;  ///< output rows take 16-byte stores at every tile's start
+  bool wide = false;         ///< u8 beyond kPackedRadius
   BorderMode mode = BorderMode::Reflect101;
   T fill{};
   BoxArea area;
+  BoxDivide divide;  ///< u8: floor(n / area) for n up to 255 x area + area / 2
 
-  std::size_t sharedBytes(int channels) const {
-    const std::size_t sums = static_cast<std::size_t>(kRows) * sPitch * sizeof(SumOf<T>);
-    const std::size_t outs = static_cast<std::size_t>(kRows) * tileWidth * channels * sizeof(T);
-    return sums + (outs + 15) / 16 * 16;
+  GPULAB_HD int perThread() const { return words <= kThreads ? 1 : 2; }
+  int sumBytes() const { return sizeof(T) == 4 ? 8 : (sizeof(T) == 1 && !wide ? 2 : 4); }
+
+  std::size_t sharedBytes() const {
+    const std::size_t sums = static_cast<std::size_t>(kRows) * sumPitch * sumBytes();
+    const std::size_t outs = static_cast<std::size_t>(kRows) * outPitch * sizeof(T);
+    const std::size_t map = static_cast<std::size_t>(words) * samplesPerWord<T>() * sizeof(int);
+    return sums + outs + map;  // each a multiple of 16 bytes
   }
 };
 
@@ -100,35 +228,60 @@ __host__ __device__ __noinline__ float exactMean(Plane<const float> in, int chan
   return boxWindowMeanExact(in, channels, x, c, y, radius, mode, fill);
 }
 
-// K: extended-row samples a thread (1 or 2).
-template <class T, int C, int K>
+// K: words a thread (1 or 2).
+template <class T, int C, int K, bool Wide>
 struct Block {
-  using Sum = SumOf<T>;
-  static constexpr int kStep = kLoads / K;  // rows a thread loads at a time
+  using P = Pack<T, Wide>;
+  using Word = typename P::Word;
+  using Sum = typename P::Sum;
+  using H = typename P::H;
+  static constexpr int Q = P::Q;
   static constexpr bool kFloat = std::is_same_v<T, float>;
+  // Rows loaded ahead (K == 1): f32 takes only the entering ones, which come from DRAM, and loads
+  // the leaving ones (mostly L2 hits) in its vertical phase: its double sums leave no registers for more.
+  static constexpr int kAhead = kFloat ? kRows : 2 * kRows;
+  static constexpr int kChunk = kFloat ? 2 : 8;  // horizontal outputs whose reads go out together
 
-  // A thread's vertical window sums.
+  // A thread's words: their vertical window sums, and where they are in a row.
   struct State {
-    Sum v[K];
-    int src[K];  ///< the sample of a row each column reads; -1 outside (Constant)
+    typename P::Acc acc[K];
+    int offset[K];   ///< bytes from a row's start to the word (direct words)
+    bool direct[K];  ///< whole, inside the row: one load a row; else gathered through the map
+    /// K == 1: the next batch's entering rows (then, but for f32, its leaving rows), loaded ahead
+    /// (a direct word of a batch inside the image) while this batch's horizontal phase runs.
+    Word ahead[K == 1 ? kAhead : 1];
   };
 
   Plane<const T> in;
   Plane<T> out;
   Params<T> p;
-  Sum* sums;  ///< kRows x p.sPitch
-  T* outs;    ///< kRows x tileWidth x C
+  Sum* sums;  ///< kRows x p.sumPitch
+  T* outs;    ///< kRows x p.outPitch
+  int* map;   ///< p.words x Q: a gathered sample's index in a row, -1 for the fill, kUnused
   int x0 = 0, tile = 0, y0 = 0, y1 = 0, ext = 0;
+  int first = 0;  ///< the block's first word, in words from the row's start (negative left of it)
+  int lead = 0;   ///< slot of the extended row's first sample in a shared row
+  int words = 0;  ///< words the block's extended row spans
+  Word fillWord{};
 
   GPULAB_HD Block(Plane<const T> in_, Plane<T> out_, const Params<T>& p_, unsigned char* shared, int bx, int by)
       : in(in_), out(out_), p(p_) {
     sums = reinterpret_cast<Sum*>(shared);
-    outs = reinterpret_cast<T*>(shared + static_cast<std::size_t>(kRows) * p.sPitch * sizeof(Sum));
+    outs = reinterpret_cast<T*>(shared + static_cast<std::size_t>(kRows) * p.sumPitch * sizeof(Sum));
+    map = reinterpret_cast<int*>(reinterpret_cast<unsigned char*>(outs) +
+                                 static_cast<std::size_t>(kRows) * p.outPitch * sizeof(T));
     x0 = bx * p.tileWidth;
     tile = p.width - x0 < p.tileWidth ? p.width - x0 : p.tileWidth;
     y0 = by * p.rows;
     y1 = p.height - y0 < p.rows ? p.height : y0 + p.rows;
     ext = (tile + 2 * p.radius) * C;
+    const int start = (x0 - p.radius) * C + p.phase;  // the extended row's first sample on the word grid
+    first = floorDivide(start, Q);
+    lead = start - first * Q;
+    words = (lead + ext + Q - 1) / Q;
+    T fills[Q];
+    for (int q = 0; q < Q; ++q) fills[q] = p.fill;
+    fillWord = P::join(fills);
   }
 
   GPULAB_HD int batches() const { return (y1 - y0 + kRows - 1) / kRows; }
@@ -137,63 +290,152 @@ struct Block {
     return left < kRows ? left : kRows;
   }
 
-  GPULAB_HD T sample(int y, int src) const {
+  GPULAB_HD const T* rowOf(int y) const {  // border-mapped; nullptr: the fill (Constant)
     const int ym = borderIndex(y, p.height, p.mode);
-    return ym < 0 || src < 0 ? p.fill : in.row(ym)[src];
+    return ym < 0 ? nullptr : in.row(ym);
   }
 
-  // The vertical sums of rows y0 - r .. y0 + r - 1 (the window of row y0 but its last row).
+  GPULAB_HD static Word load(const unsigned char* at) { return *reinterpret_cast<const Word*>(at); }
+
+  // Word j of the block's extended row from `row` (nullptr: a row of fill), sample by sample.
+  GPULAB_HD Word gather(const T* row, int j) const {
+    T s[Q];
+    for (int q = 0; q < Q; ++q) {
+      const int m = map[j * Q + q];
+      s[q] = m == kUnused ? T(0) : (m < 0 || row == nullptr ? p.fill : row[m]);
+    }
+    return P::join(s);
+  }
+
+  GPULAB_HD Word wordOf(const State& s, int k, int j, const T* row) const {
+    if (!s.direct[k]) return gather(row, j);
+    return row == nullptr ? fillWord : load(reinterpret_cast<const unsigned char*>(row) + s.offset[k]);
+  }
+
+  // Where the thread's words are, and their vertical sums of rows y0 - r .. y0 + r - 1 (the window
+  // of row y0 but its last row).
   GPULAB_HD void start(int tid, State& s) const {
+    const int ys = y0 - p.radius, ye = y0 + p.radius;
+    GPULAB_UNROLL
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * kThreads;
-      s.v[k] = Sum(0);
-      s.src[k] = -1;
-      if (j >= ext) continue;
-      const int e = j / C;
-      const int xm = borderIndex(x0 - p.radius + e, p.width, p.mode);
-      s.src[k] = xm < 0 ? -1 : xm * C + (j - e * C);
-      for (int y = y0 - p.radius; y < y0 + p.radius; ++y) s.v[k] += static_cast<Sum>(sample(y, s.src[k]));
+      s.acc[k] = {};
+      s.offset[k] = 0;
+      s.direct[k] = false;
+      if (j >= words) continue;
+      const int g = (first + j) * Q - p.phase;  // the word's first sample in a row
+      s.direct[k] = p.wordLoads && g >= 0 && g + Q <= p.width * C;
+      s.offset[k] = s.direct[k] ? g * static_cast<int>(sizeof(T)) : 0;
+      if (!s.direct[k]) {
+        for (int q = 0; q < Q; ++q) {
+          const int e = j * Q + q - lead;  // sample of the extended row
+          int m = kUnused;
+          if (e >= 0 && e < ext) {
+            const int x = floorDivide(g + q, C);
+            const int xm = borderIndex(x, p.width, p.mode);
+            m = xm < 0 ? -1 : xm * C + (g + q - x * C);
+          }
+          map[j * Q + q] = m;
+        }
+      }
+      if (s.direct[k] && ys >= 0 && ye <= p.height) {
+        const auto* base = reinterpret_cast<const unsigned char*>(in.data) + s.offset[k];
+        int y = ys;
+        GPULAB_NO_UNROLL
+        for (; y + kLoads <= ye; y += kLoads) {
+          Word v[kLoads];
+          GPULAB_UNROLL
+          for (int b = 0; b < kLoads; ++b) v[b] = load(base + static_cast<std::size_t>(y + b) * in.pitch);
+          GPULAB_UNROLL
+          for (int b = 0; b < kLoads; ++b) P::add(s.acc[k], v[b]);
+        }
+        GPULAB_NO_UNROLL
+        for (; y < ye; ++y) P::add(s.acc[k], load(base + static_cast<std::size_t>(y) * in.pitch));
+        continue;
+      }
+      GPULAB_NO_UNROLL
+      for (int y = ys; y < ye; ++y) P::add(s.acc[k], wordOf(s, k, j, rowOf(y)));
     }
   }
 
-  // Column sample `src` of the kStep rows from `row` on, `pitch` bytes apart.
-  GPULAB_HD static void loadRows(const T* row, std::size_t pitch, int src, T (&v)[kStep]) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(row + src);
-    GPULAB_UNROLL
-    for (int b = 0; b < kStep; ++b) v[b] = *reinterpret_cast<const T*>(bytes + b * pitch);
+  // Whether batch `batch` is whole and its entering and leaving rows all inside the image
+  // (block-uniform): its rows are consecutive, with no border mapping.
+  GPULAB_HD bool inside(int batch) const {
+    const int yb = y0 + batch * kRows;
+    return batch < batches() && batchRows(batch) == kRows && yb - p.radius >= 0 && yb + kRows - 1 + p.radius < p.height;
   }
 
-  // Batch `batch`: the vertical sums of its rows into the shared buffer.
+  // K == 1: the loads of batch `batch` for a direct word, when the batch is inside the image.
+  GPULAB_HD void loadAhead(int tid, int batch, State& s) const {
+    if constexpr (K == 1) {
+      if (tid >= words || !s.direct[0] || !inside(batch)) return;
+      const int yb = y0 + batch * kRows;
+      const auto* base = reinterpret_cast<const unsigned char*>(in.data) + s.offset[0];
+      const auto* e = base + static_cast<std::size_t>(yb + p.radius) * in.pitch;
+      const auto* l = base + static_cast<std::size_t>(yb - p.radius) * in.pitch;
+      GPULAB_UNROLL
+      for (int b = 0; b < kRows; ++b) {
+        s.ahead[b] = load(e + b * in.pitch);
+        if constexpr (kAhead == 2 * kRows) s.ahead[kRows + b] = load(l + b * in.pitch);
+      }
+    }
+  }
+
+  // Batch `batch`: the vertical sums of its rows into the shared buffer. Inside the image, K == 1
+  // takes its direct word's rows from those loaded ahead; K == 2 loads kLoads rows of a word at a
+  // time.
   GPULAB_HD void vertical(int tid, int batch, State& s) const {
     const int yb = y0 + batch * kRows;
     const int n = batchRows(batch);
-    // A whole batch whose entering and leaving rows are all inside the image (block-uniform): the
-    // rows are consecutive, no border mapping; kStep rows of loads in flight at a time.
-    const bool inside = n == kRows && yb - p.radius >= 0 && yb + kRows - 1 + p.radius < p.height;
-    if (inside) {
-      GPULAB_UNROLL
-      for (int h = 0; h < kRows; h += kStep) {
-        T enter[K][kStep], leave[K][kStep];  // every column's loads in flight together
-        GPULAB_UNROLL
-        for (int k = 0; k < K; ++k) {
-          if (tid + k * kThreads >= ext) continue;
-          if (s.src[k] < 0) {  // Constant, a column outside the image: every sample is the fill
-            for (int b = 0; b < kStep; ++b) enter[k][b] = leave[k][b] = p.fill;
-            continue;
+    if constexpr (K == 1) {
+      if (inside(batch)) {
+        const int j = tid;
+        if (j >= words) return;
+        if (s.direct[0]) {  // loaded ahead
+          if constexpr (kAhead == 2 * kRows) {
+            GPULAB_UNROLL
+            for (int b = 0; b < kRows; ++b) step(s.acc[0], s.ahead[b], s.ahead[kRows + b], b, j);
+          } else {
+            const auto* l = reinterpret_cast<const unsigned char*>(in.row(yb - p.radius)) + s.offset[0];
+            Word leave[kRows];
+            GPULAB_UNROLL
+            for (int b = 0; b < kRows; ++b) leave[b] = load(l + b * in.pitch);
+            GPULAB_UNROLL
+            for (int b = 0; b < kRows; ++b) step(s.acc[0], s.ahead[b], leave[b], b, j);
           }
-          loadRows(in.row(yb + h + p.radius), in.pitch, s.src[k], enter[k]);
-          loadRows(in.row(yb + h - p.radius), in.pitch, s.src[k], leave[k]);
+          return;
         }
+        GPULAB_NO_UNROLL
+        for (int b = 0; b < kRows; ++b)  // a word the border maps or the image's right edge cuts
+          step(s.acc[0], gather(in.row(yb + b + p.radius), j), gather(in.row(yb + b - p.radius), j), b, j);
+        return;
+      }
+    }
+    if (inside(batch)) {
+      GPULAB_UNROLL
+      for (int h = 0; h < kRows; h += kLoads) {
         GPULAB_UNROLL
         for (int k = 0; k < K; ++k) {
           const int j = tid + k * kThreads;
-          if (j >= ext) continue;
-          GPULAB_UNROLL
-          for (int b = 0; b < kStep; ++b) {
-            s.v[k] += static_cast<Sum>(enter[k][b]);
-            sums[(h + b) * p.sPitch + j] = s.v[k];
-            s.v[k] -= static_cast<Sum>(leave[k][b]);
+          if (j >= words) continue;
+          if (!s.direct[k]) {  // a word the border maps or the image's right edge cuts
+            GPULAB_NO_UNROLL
+            for (int b = 0; b < kLoads; ++b)
+              step(s.acc[k], gather(in.row(yb + h + b + p.radius), j), gather(in.row(yb + h + b - p.radius), j), h + b,
+                   j);
+            continue;
           }
+          const auto* base = reinterpret_cast<const unsigned char*>(in.data) + s.offset[k];
+          const auto* e = base + static_cast<std::size_t>(yb + h + p.radius) * in.pitch;
+          const auto* l = base + static_cast<std::size_t>(yb + h - p.radius) * in.pitch;
+          Word enter[kLoads], leave[kLoads];  // all in flight together
+          GPULAB_UNROLL
+          for (int b = 0; b < kLoads; ++b) {
+            enter[b] = load(e + b * in.pitch);
+            leave[b] = load(l + b * in.pitch);
+          }
+          GPULAB_UNROLL
+          for (int b = 0; b < kLoads; ++b) step(s.acc[k], enter[b], leave[b], h + b, j);
         }
       }
       return;
@@ -201,23 +443,27 @@ struct Block {
     GPULAB_UNROLL
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * kThreads;
-      if (j >= ext) continue;
+      if (j >= words) continue;
       // Near the image's top or bottom (a few batches): rows border-mapped one at a time, in a loop
       // kept rolled so that the border arithmetic stays out of the instruction cache's way.
       GPULAB_NO_UNROLL
-      for (int b = 0; b < n; ++b) {
-        const T enter = sample(yb + b + p.radius, s.src[k]);
-        const T leave = sample(yb + b - p.radius, s.src[k]);
-        s.v[k] += static_cast<Sum>(enter);
-        sums[b * p.sPitch + j] = s.v[k];
-        s.v[k] -= static_cast<Sum>(leave);
-      }
+      for (int b = 0; b < n; ++b)
+        step(s.acc[k], wordOf(s, k, j, rowOf(yb + b + p.radius)), wordOf(s, k, j, rowOf(yb + b - p.radius)), b, j);
     }
   }
 
-  GPULAB_HD T finish(Sum h) const {
+  // One row of a word: the entering row in, the sums out to shared row b, the leaving row off.
+  GPULAB_HD void step(typename P::Acc& acc, Word enter, Word leave, int b, int j) const {
+    P::add(acc, enter);
+    P::put(sums + b * p.sumPitch + j * Q, acc);
+    P::sub(acc, leave);
+  }
+
+  GPULAB_HD T finish(H h) const {
     if constexpr (kFloat)
       return static_cast<float>(h * p.area.inv);
+    else if constexpr (sizeof(T) == 1)
+      return static_cast<T>(p.divide(h));  // h started at area / 2: rounded to nearest
     else
       return boxRoundedMean<T>(h, p.area.count, p.area.invF, p.area.inv);
   }
@@ -235,12 +481,28 @@ struct Block {
       const int xs = run * p.runLength;
       if (xs >= tile) continue;
       const int xe = xs + p.runLength < tile ? xs + p.runLength : tile;
-      const Sum* row = sums + b * p.sPitch + c;  // extended pixel e of channel c at row[e * C]
-      T* dst = outs + b * p.tileWidth * C + c;
-      Sum h = 0;
+      const Sum* row = sums + b * p.sumPitch + lead + c;  // extended pixel e of channel c at row[e * C]
+      T* dst = outs + b * p.outPitch + c;
+      H h = sizeof(T) == 1 ? H(p.area.count / 2) : H(0);
       for (int e = xs; e <= xs + span; ++e) h += row[e * C];
       dst[xs * C] = finish(h);
-      for (int x = xs + 1; x < xe; ++x) {
+      // kChunk outputs at a time: their 2 kChunk reads issued together, then the additions.
+      int x = xs + 1;
+      for (; x + kChunk <= xe; x += kChunk) {
+        H enter[kChunk], leave[kChunk];
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) {
+          enter[i] = row[(x + i + span) * C];
+          leave[i] = row[(x + i - 1) * C];
+        }
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) {
+          h += enter[i];
+          h -= leave[i];
+          dst[(x + i) * C] = finish(h);
+        }
+      }
+      for (; x < xe; ++x) {
         h += row[(x + span) * C];
         h -= row[(x - 1) * C];
         dst[x * C] = finish(h);
@@ -256,32 +518,49 @@ struct Block {
     }
   }
 
-  // Batch `batch`'s outputs from the output buffer to `out`, consecutive threads on consecutive samples.
+  // Batch `batch`'s outputs from the output buffer to `out`: a warp a row, 16 bytes a lane where
+  // the rows allow it (a tile row holds at most 64 K units of 16 bytes), the row's last samples one
+  // at a time.
   GPULAB_HD void store(int tid, int batch) const {
     const int yb = y0 + batch * kRows;
-    const int w = tile * C;
     const int n = batchRows(batch);
-    for (int b = 0; b < n; ++b) {
+    const int warp = tid / 32, lane = tid % 32;
+    const int samples = tile * C;
+    const int units = p.vectorStores ? samples * static_cast<int>(sizeof(T)) / 16 : 0;
+    const int rest = units * 16 / static_cast<int>(sizeof(T));
+    for (int b = warp; b < n; b += kWarps) {
       T* dst = out.row(yb + b) + x0 * C;
-      const T* src = outs + b * p.tileWidth * C;
-      for (int x = tid; x < w; x += kThreads) dst[x] = src[x];
+      const T* src = outs + b * p.outPitch;
+      GPULAB_UNROLL
+      for (int i = 0; i < 2 * K; ++i) {
+        const int u = lane + 32 * i;
+        if (u < units) reinterpret_cast<uint4*>(dst)[u] = reinterpret_cast<const uint4*>(src)[u];
+      }
+      if (p.vectorStores) {  // fewer than 16 bytes left
+        if (rest + lane < samples) dst[rest + lane] = src[rest + lane];
+      } else {
+        GPULAB_NO_UNROLL
+        for (int x = lane; x < samples; x += 32) dst[x] = src[x];
+      }
     }
   }
 };
 
-template <class T, int C, int K>
-__global__ void __launch_bounds__(kThreads, std::is_same_v<T, float> ? 3 : kMinBlocksPerSm)
+template <class T, int C, int K, bool Wide>
+__global__ void __launch_bounds__(kThreads, K == 1 ? 3 : 2)
     boxSweepKernel(Plane<const T> in, Plane<T> out, Params<T> p) {
   extern __shared__ __align__(16) unsigned char shared[];
-  using B = Block<T, C, K>;
+  using B = Block<T, C, K, Wide>;
   const B block(in, out, p, shared, blockIdx.x, blockIdx.y);
   const int tid = threadIdx.x;
   typename B::State state;
   block.start(tid, state);
+  block.loadAhead(tid, 0, state);
   const int batches = block.batches();
   for (int batch = 0; batch < batches; ++batch) {
     if (batch > 0) block.store(tid, batch - 1);  // read before the barrier that lets horizontal rewrite it
     block.vertical(tid, batch, state);
+    block.loadAhead(tid, batch + 1, state);  // in flight through the horizontal phase
     __syncthreads();
     block.horizontal(tid, batch);
     __syncthreads();  // the sums are read; the outputs are written
@@ -289,71 +568,118 @@ __global__ void __launch_bounds__(kThreads, std::is_same_v<T, float> ? 3 : kMinB
   block.store(tid, batches - 1);
 }
 
-// Tiles as wide as keeps the extended row within one sample a thread while the halo is at most half
-// the tile (tile >= 4r), else within two; balanced across the width. Segments long enough that the 2r rows each
-// re-reads above it stay under half its rows, short enough for about two waves of blocks.
-template <class T, int C>
-Params<T> plan(int width, int height, int radius, BorderMode mode, T fill, int residentBlocks) {
+// Tiles as wide as keeps the extended row within one word a thread while the halo is at most half
+// the tile (tile >= 4r), else within two; whole 16-byte units of a row; balanced across the width.
+// Segments long enough that the 2r rows each re-reads above it stay under half its rows, short
+// enough for about two waves of blocks.
+template <class T>
+Params<T> plan(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T fill, int residentBlocks) {
+  constexpr int q = samplesPerWord<T>();
   Params<T> p;
-  p.width = width;
-  p.height = height;
+  p.width = in.width;
+  p.height = in.height;
   p.radius = radius;
-  int tw = kThreads / C - 2 * radius;
-  if (tw < 4 * radius || tw < kMinTile) tw = kExtent / C - 2 * radius;
-  p.tilesX = divUp(width, tw);
-  p.tileWidth = divUp(width, p.tilesX);
-  p.tilesX = divUp(width, p.tileWidth);
-  const int segments = std::max(1, divUp(2 * residentBlocks, p.tilesX));
-  int rows = std::max({divUp(height, segments), 4 * radius, kRows});
+  p.channels = channels;
+  const int unit = 16 / std::gcd(16, channels * static_cast<int>(sizeof(T)));  // pixels of whole 16-byte units
+  const auto widest = [&](int perThread) {  // the widest tile whose extended row fits
+    const int pixels = (perThread * kThreads * q - 2 * (q - 1)) / channels - 2 * radius;
+    return pixels / unit * unit;
+  };
+  int tw = widest(1);
+  if (tw < 4 * radius || tw < kMinTile) tw = widest(kMaxWords);
+  p.tilesX = divUp(p.width, tw);
+  p.tileWidth = divUp(divUp(p.width, p.tilesX), unit) * unit;
+  p.tilesX = divUp(p.width, p.tileWidth);
+  p.words = ((p.tileWidth + 2 * radius) * channels + 2 * (q - 1)) / q;
+  const int segments = std::max(1, divUp(kWaves * residentBlocks, p.tilesX));
+  int rows = std::max({divUp(p.height, segments), 2 * radius, kRows});
   if (forcedRows() > 0) rows = forcedRows();
-  rows = std::min(divUp(rows, kRows), divUp(height, kRows)) * kRows;
+  rows = std::min(divUp(rows, kRows), divUp(p.height, kRows)) * kRows;
   p.rows = rows;
-  p.tilesY = divUp(height, rows);
-  // Runs: about one per thread in the horizontal phase, of an odd length (no shared bank conflicts
-  // between neighbouring runs on one channel).
-  const int runsWanted = std::max(1, kThreads / (kRows * C));
-  p.runLength = divUp(p.tileWidth, runsWanted) | 1;
+  p.tilesY = divUp(p.height, rows);
+  // Runs: about one per thread in the horizontal phase, at least r long (the 2r+1 reads that start
+  // a run stay under two a output), of an odd length (no shared bank conflicts between neighbouring
+  // runs on one channel).
+  const int runsWanted = std::max(1, kThreads / (kRows * channels));
+  p.runLength = std::max(divUp(p.tileWidth, runsWanted), radius) | 1;  // 2r+1 reads start a run
   p.runs = divUp(p.tileWidth, p.runLength);
-  p.sPitch = (p.tileWidth + 2 * radius) * C;
-  p.cols = p.sPitch <= kThreads ? 1 : 2;
+  p.wide = sizeof(T) == 1 && radius > kPackedRadius;
+  // Row pitches of the shared sums and output buffer, padded by whole 16-byte units so that the
+  // first warp's horizontal reads (of the sums) and writes (of the outputs) meet the fewest
+  // distinct words in one bank: rows that fall on the same banks cost a pass each.
+  const auto pitchFor = [&](int samples, int bytesPer, bool reads) {
+    int best = samples, bestWays = 1 << 30;
+    const int step = 16 / bytesPer;
+    for (int pad = 0; pad < 32 * 4 / bytesPer; pad += step) {
+      const int pitch = samples + pad;
+      std::vector<std::vector<long long>> banks(32);
+      for (int item = 0; item < 32; ++item) {
+        const int run = item % p.runs, c = item / p.runs % channels, b = item / p.runs / channels;
+        const int x = run * p.runLength + (reads ? 2 * radius + 1 : 0);  // a read of the sums or a write
+        const long long byte = (static_cast<long long>(b) * pitch + x * channels + c) * bytesPer;
+        const long long access = reads ? byte / 4 : byte;  // reads of one word are one access
+        auto& bank = banks[byte / 4 % 32];
+        if (std::find(bank.begin(), bank.end(), access) == bank.end()) bank.push_back(access);
+      }
+      int ways = 0;
+      for (const auto& bank : banks) ways = std::max(ways, static_cast<int>(bank.size()));
+      if (ways < bestWays) best = pitch, bestWays = ways;
+    }
+    return best;
+  };
+  p.sumPitch = pitchFor(p.words * q, p.sumBytes(), true);
+  p.outPitch = pitchFor(p.tileWidth * channels, sizeof(T), false);
+  const auto address = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); };
+  p.phase = static_cast<int>(address(in.data) % 4 / sizeof(T));
+  p.wordLoads = in.pitch % 4 == 0;
+  p.vectorStores = address(out.data) % 16 == 0 && out.pitch % 16 == 0;
   p.mode = mode;
   p.fill = fill;
   p.area = boxAreaOf(radius);
+  if constexpr (sizeof(T) == 1) {
+    const unsigned largest = 255u * p.area.count + p.area.count / 2;
+    int bits = 1;
+    while ((largest >> bits) != 0) ++bits;
+    p.divide = boxDivideOf(p.area.count, bits);
+  }
   return p;
 }
 
-template <class T, int C>
-void launchChannels(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T fill, cudaStream_t stream) {
+template <class T, int C, int K, bool Wide>
+void launchWith(const Params<T>& tiled, Plane<const T> in, Plane<T> out, cudaStream_t stream) {
+  auto kernel = boxSweepKernel<T, C, K, Wide>;
+  const int bytes = static_cast<int>(tiled.sharedBytes());
   int device = 0, sms = 0, perSm = 0;
   GPULAB_CUDA_CHECK(cudaGetDevice(&device));
   GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // The tiles (and so the buffers and the kernel) do not depend on the occupancy, the segments do.
-  Params<T> p = plan<T, C>(in.width, in.height, radius, mode, fill, 1);
-  auto kernel = p.cols == 1 ? boxSweepKernel<T, C, 1> : boxSweepKernel<T, C, 2>;
-  const int bytes = static_cast<int>(p.sharedBytes(C));
   if (bytes > 48 * 1024)
     GPULAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kThreads, bytes));
-  p = plan<T, C>(in.width, in.height, radius, mode, fill, std::max(1, perSm) * sms);
-  kernel<<<dim3(p.tilesX, p.tilesY), kThreads, p.sharedBytes(C), stream>>>(in, out, p);
+  // The tiles (and so the buffers and the kernel) do not depend on the occupancy, the segments do.
+  const Params<T> p = plan<T>(in, out, C, tiled.radius, tiled.mode, tiled.fill, std::max(1, perSm) * sms);
+  kernel<<<dim3(p.tilesX, p.tilesY), kThreads, bytes, stream>>>(in, out, p);
   GPULAB_CHECK_LAUNCH("boxSweepKernel");
 }
 
-template <class T, int C, int K>
-void emulateBlocks(const Params<T>& p, Plane<const T> in, Plane<T> out) {
-  using B = Block<T, C, K>;
-  std::vector<unsigned char> shared(p.sharedBytes(C));
+template <class T, int C, int K, bool Wide>
+void emulateWith(const Params<T>& p, Plane<const T> in, Plane<T> out) {
+  using B = Block<T, C, K, Wide>;
+  std::vector<unsigned char> shared(p.sharedBytes());
   std::vector<typename B::State> states(kThreads);
   for (int by = 0; by < p.tilesY; ++by)
     for (int bx = 0; bx < p.tilesX; ++bx) {
       std::fill(shared.begin(), shared.end(), static_cast<unsigned char>(0xA5));  // a read before a write shows
       const B block(in, out, p, shared.data(), bx, by);
-      for (int tid = 0; tid < kThreads; ++tid) block.start(tid, states[tid]);
+      for (int tid = 0; tid < kThreads; ++tid) {
+        block.start(tid, states[tid]);
+        block.loadAhead(tid, 0, states[tid]);
+      }
       const int batches = block.batches();
       for (int batch = 0; batch < batches; ++batch) {
         for (int tid = 0; tid < kThreads; ++tid) {
           if (batch > 0) block.store(tid, batch - 1);
           block.vertical(tid, batch, states[tid]);
+          block.loadAhead(tid, batch + 1, states[tid]);
         }
         for (int tid = 0; tid < kThreads; ++tid) block.horizontal(tid, batch);
       }
@@ -361,26 +687,28 @@ void emulateBlocks(const Params<T>& p, Plane<const T> in, Plane<T> out) {
     }
 }
 
-template <class T, int C>
-void emulateChannels(Plane<const T> in, Plane<T> out, int radius, BorderMode mode, T fill, int residentBlocks) {
-  const Params<T> p = plan<T, C>(in.width, in.height, radius, mode, fill, residentBlocks);
-  if (p.cols == 1)
-    emulateBlocks<T, C, 1>(p, in, out);
-  else
-    emulateBlocks<T, C, 2>(p, in, out);
-}
-
-template <class F>
-void withChannels(int channels, F&& f) {
-  switch (channels) {
+// f(integral_constant C, integral_constant K, bool_constant Wide) for the plan's kernel.
+template <class T, class F>
+void withKernel(const Params<T>& p, F&& f) {
+  const auto withK = [&](auto c) {
+    const auto withWide = [&](auto k) {
+      if constexpr (sizeof(T) == 1) {
+        if (p.wide) return f(c, k, std::true_type{});
+      }
+      return f(c, k, std::false_type{});
+    };
+    if (p.perThread() == 1) return withWide(std::integral_constant<int, 1>{});
+    return withWide(std::integral_constant<int, 2>{});
+  };
+  switch (p.channels) {
     case 1:
-      return f(std::integral_constant<int, 1>{});
+      return withK(std::integral_constant<int, 1>{});
     case 2:
-      return f(std::integral_constant<int, 2>{});
+      return withK(std::integral_constant<int, 2>{});
     case 3:
-      return f(std::integral_constant<int, 3>{});
+      return withK(std::integral_constant<int, 3>{});
     default:
-      return f(std::integral_constant<int, 4>{});
+      return withK(std::integral_constant<int, 4>{});
   }
 }
 
@@ -393,13 +721,18 @@ int maxRadius(int channels) {
 
 template <class T>
 void launch(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T fill, cudaStream_t stream) {
-  withChannels(channels, [&](auto c) { launchChannels<T, decltype(c)::value>(in, out, radius, mode, fill, stream); });
+  const Params<T> p = plan<T>(in, out, channels, radius, mode, fill, 1);
+  withKernel(p, [&](auto c, auto k, auto wide) {
+    launchWith<T, decltype(c)::value, decltype(k)::value, decltype(wide)::value>(p, in, out, stream);
+  });
 }
 
 template <class T>
 void emulate(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T fill, int residentBlocks) {
-  withChannels(channels,
-               [&](auto c) { emulateChannels<T, decltype(c)::value>(in, out, radius, mode, fill, residentBlocks); });
+  const Params<T> p = plan<T>(in, out, channels, radius, mode, fill, residentBlocks);
+  withKernel(p, [&](auto c, auto k, auto wide) {
+    emulateWith<T, decltype(c)::value, decltype(k)::value, decltype(wide)::value>(p, in, out);
+  });
 }
 
 #define GPULAB_INSTANTIATE(T)                                                               \

@@ -731,6 +731,134 @@ TEST(BoxBlurInterleaved, RejectsBadChannelsAndRadius) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The sweep path's u8 rounding and its word loads and 16-byte stores on planes at any alignment
+
+TEST(BoxDivide, MatchesIntegerDivisionForEveryU8WindowSum) {
+  for (int radius : {1, 2, 3, 5, 7, 15, 31, 63, 127, 128, 200, 240}) {
+    const kernels::BoxArea area = kernels::boxAreaOf(radius);
+    const unsigned largest = 255u * area.count + area.count / 2;
+    int bits = 1;
+    while ((largest >> bits) != 0) ++bits;
+    const kernels::BoxDivide divide = kernels::boxDivideOf(area.count, bits);
+    unsigned wrong = 0, first = 0;
+    for (unsigned n = 0; n <= largest; ++n)
+      if (divide(n) != n / area.count && wrong++ == 0) first = n;
+    EXPECT_EQ(wrong, 0u) << "radius " << radius << ", first at " << first;
+  }
+}
+
+namespace {
+
+// A plane of `width` x `height` samples of T starting `shift` samples past a 16-byte boundary, rows
+// `pitch` bytes apart, filled from `values` (row-major, width a row).
+template <class T>
+struct ShiftedPlane {
+  std::vector<unsigned char> bytes;
+  kernels::Plane<T> plane;
+  ShiftedPlane(int width, int height, std::size_t pitch, int shift) : bytes(pitch * height + 64) {
+    auto base = (reinterpret_cast<std::uintptr_t>(bytes.data()) + 15) / 16 * 16 + shift * sizeof(T);
+    plane = {reinterpret_cast<T*>(base), width, height, pitch};
+  }
+  kernels::Plane<const T> input() const { return {plane.data, plane.width, plane.height, plane.pitch}; }
+};
+
+template <class T>
+std::vector<T> randomSamples(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<T> v(n);
+  for (T& x : v) {
+    if constexpr (std::is_floating_point_v<T>)
+      x = std::uniform_real_distribution<float>(-3.f, 5.f)(rng);
+    else
+      x = static_cast<T>(rng() % (std::numeric_limits<T>::max() + 1u));
+  }
+  return v;
+}
+
+// The sweep on the host, from a plane shifted by inShift samples with an odd or aligned pitch, into
+// one shifted by outShift: the same bits as on aligned planes.
+template <class T>
+void expectSweepAlignmentFree(int width, int height, int radius, BorderMode mode) {
+  const std::vector<T> values = randomSamples<T>(static_cast<std::size_t>(width) * height, 977u * width + radius);
+  const T fill = fillOf<T>(37.6);
+  const auto kmode = toKernel(mode);
+  const std::size_t aligned = (width * sizeof(T) + 63) / 64 * 64;
+  auto fillPlane = [&](kernels::Plane<T> p) {
+    for (int y = 0; y < height; ++y) std::memcpy(p.row(y), values.data() + std::size_t(y) * width, width * sizeof(T));
+  };
+  ShiftedPlane<T> refIn(width, height, aligned, 0), refOut(width, height, aligned, 0);
+  fillPlane(refIn.plane);
+  kernels::runBoxBlurOnHost<T>(refIn.input(), refOut.plane, radius, kmode, fill, BoxBlurPath::Sweep, 264);
+  for (std::size_t pitch : {aligned, width * sizeof(T) + sizeof(T)})
+    for (int inShift = 0; inShift < 4; ++inShift)
+      for (int outShift : {0, 1, 3}) {
+        ShiftedPlane<T> in(width, height, pitch, inShift), out(width, height, pitch, outShift);
+        fillPlane(in.plane);
+        kernels::runBoxBlurOnHost<T>(in.input(), out.plane, radius, kmode, fill, BoxBlurPath::Sweep, 264);
+        int differ = 0;
+        for (int y = 0; y < height; ++y)
+          differ += std::memcmp(out.plane.row(y), refOut.plane.row(y), width * sizeof(T)) != 0;
+        EXPECT_EQ(differ, 0) << "rows differ; pitch " << pitch << ", input " << inShift << " and output " << outShift
+                             << " samples past 16 bytes, radius " << radius;
+      }
+}
+
+}  // namespace
+
+TEST(BoxBlurSweep, HostPlanesAtAnyAlignmentGiveTheAlignedBits) {
+  for (BorderMode mode : {BorderMode::Reflect101, BorderMode::Wrap, BorderMode::Constant}) {
+    expectSweepAlignmentFree<std::uint8_t>(67, 19, 7, mode);
+    expectSweepAlignmentFree<std::uint8_t>(301, 9, 130, mode);  // u8 beyond 127: a register a sample
+    expectSweepAlignmentFree<std::uint16_t>(45, 17, 3, mode);
+    expectSweepAlignmentFree<float>(53, 21, 5, mode);
+  }
+}
+
+TEST(BoxBlurSweep, GpuPlanesAtAnyAlignmentGiveTheHostBits) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  const int width = 397, height = 41, radius = 9;
+  using T = std::uint8_t;
+  const std::vector<T> values = randomSamples<T>(std::size_t(width) * height, 4242);
+  const std::size_t aligned = (width + 63) / 64 * 64;
+  for (std::size_t pitch : {aligned, std::size_t(width + 1)})
+    for (int inShift = 0; inShift < 4; ++inShift)
+      for (int outShift : {0, 2}) {
+        ShiftedPlane<T> in(width, height, pitch, inShift), expected(width, height, pitch, outShift);
+        for (int y = 0; y < height; ++y) std::memcpy(in.plane.row(y), values.data() + std::size_t(y) * width, width);
+        kernels::runBoxBlurOnHost<T>(in.input(), expected.plane, radius, kernels::BorderMode::Reflect101, T(0),
+                                     BoxBlurPath::Sweep, 264);
+        const std::size_t bytes = pitch * height + 64;
+        void* dInAlloc = nullptr;
+        void* dOutAlloc = nullptr;
+        ASSERT_EQ(cudaMalloc(&dInAlloc, bytes), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(&dOutAlloc, bytes), cudaSuccess);
+        auto* dIn = static_cast<unsigned char*>(dInAlloc);
+        auto* dOut = static_cast<unsigned char*>(dOutAlloc);
+        const kernels::Plane<const T> din{dIn + inShift, width, height, pitch};
+        const kernels::Plane<T> dout{dOut + outShift, width, height, pitch};
+        ASSERT_EQ(cudaMemcpy2DAsync(dIn + inShift, pitch, in.plane.data, pitch, width, height, cudaMemcpyHostToDevice,
+                                    gpu.stream()),
+                  cudaSuccess);
+        ASSERT_EQ(cudaMemsetAsync(dOut, 0xab, bytes, gpu.stream()), cudaSuccess);
+        kernels::launchBoxBlur<T>(din, dout, radius, kernels::BorderMode::Reflect101, T(0), BoxBlurPath::Sweep, nullptr,
+                                  0, gpu.stream());
+        std::vector<T> got(std::size_t(width) * height);
+        ASSERT_EQ(cudaMemcpy2DAsync(got.data(), width, dOut + outShift, pitch, width, height, cudaMemcpyDeviceToHost,
+                                    gpu.stream()),
+                  cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
+        cudaFree(dIn);
+        cudaFree(dOut);
+        int differ = 0;
+        for (int y = 0; y < height; ++y)
+          differ += std::memcmp(got.data() + std::size_t(y) * width, expected.plane.row(y), width) != 0;
+        EXPECT_EQ(differ, 0) << "rows differ; pitch " << pitch << ", input " << inShift << " and output " << outShift
+                             << " bytes past the allocation";
+      }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Non-finite samples (issue 19): each output is the mean of its own window. A window holding a
 // NaN, or both +inf and -inf, gives NaN; +inf alone +inf; -inf alone -inf; otherwise the finite
 // mean. Running sums must not carry a NaN or inf past the windows holding it. Every path (CPU both

@@ -18,17 +18,20 @@
 //   row a second time, from L2.
 //   Sweep (one pass, radius up to boxBlurMaxSweepRadius; Auto takes it where it fits): each block of
 //   256 threads owns a tile of columns (plus the halo) and a segment of rows and sweeps down it, 16
-//   output rows a batch. Every thread keeps the vertical window sums of one or two columns in
-//   registers and loads the 16 entering and 16 leaving samples of a batch at once (32 loads in
-//   flight a thread); the sums go to shared memory, where runs of outputs slide the horizontal
-//   window along each row, and the batch leaves through coalesced stores. f32 sums in double, u8
-//   and u16 sums exact integers, as on the other paths.
+//   output rows a batch. Every thread keeps the vertical window sums of one or two 4-byte words of
+//   the row (1 f32, 2 u16 or 4 u8 samples: one load a row; u8 sums two to a register) and loads
+//   the next batch's rows while the current one's horizontal phase runs; the sums go to shared
+//   memory, where runs of outputs slide the horizontal window along each row, and the batch leaves
+//   through 16-byte stores. f32 sums in double, u8 and u16 sums exact integers, as on the other
+//   paths. Planes of any alignment (words gathered sample by sample where the rows are not aligned).
 //   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
 //   taps of it; the border modes become integer weights on those taps (windowTaps below).
 //
 // u8 and u16 sums are exact integers (results rounded to nearest; the area is odd, so there are no ties).
 // f32 sums run in double, so results are the correctly rounded mean up to one float rounding.
-// Planes must be 16-byte aligned with a pitch that is a multiple of 16 (DeviceImage planes are).
+// The tiled and fused paths, and every path on interleaved rows, need input planes 16-byte aligned
+// with a pitch that is a multiple of 16 (DeviceImage planes are); the sweep and summed-area paths on
+// a plane take any alignment.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -229,6 +232,27 @@ GPULAB_HD T boxRoundedMean(unsigned sum, unsigned area, float invAreaF, double i
   return static_cast<T>(q);
 }
 
+/// floor(n / d) for every n below 2^bits as a multiply and a shift (Granlund and Montgomery, 1994):
+/// with s = bits + ceil(log2 d) and m = ceil(2^s / d), m d - 2^s < d <= 2^(s - bits), so the error
+/// of n m / 2^s against n / d stays below 1 / d. m fits 32 bits for bits <= 30.
+struct BoxDivide {
+  std::uint32_t multiplier = 1;
+  int shift = 0;
+  GPULAB_HD unsigned operator()(unsigned n) const {
+    return static_cast<unsigned>((static_cast<std::uint64_t>(n) * multiplier) >> shift);
+  }
+};
+
+/// The divider by d >= 1 for dividends below 2^bits (bits 1..30).
+inline BoxDivide boxDivideOf(unsigned d, int bits) {
+  int log2Up = 0;
+  while ((1ULL << log2Up) < d) ++log2Up;
+  BoxDivide div;
+  div.shift = bits + log2Up;
+  div.multiplier = static_cast<std::uint32_t>(((1ULL << div.shift) + d - 1) / d);
+  return div;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Launchers. T is std::uint8_t, std::uint16_t or float.
 
@@ -243,8 +267,9 @@ template <class T>
 int boxBlurMaxFusedRadius(int channels = 1);
 
 /// The largest radius the sweep path takes on rows of `channels` (1..4) interleaved channels: its
-/// tile of at most 512 samples a row keeps 32 output pixels beside the halo (240 on one channel,
-/// 112 on two, 69 on three, 48 on four), and u16 stops at 127 (its sums stay below 2^32).
+/// tile of at most 512 words a row keeps 32 output pixels beside the halo, up to 240. f32 (a sample
+/// a word): 240 on one channel, 112 on two, 69 on three, 48 on four; u8 (four): 240, 240, 240, 239;
+/// u16 (two): 127, 127, 127, 111 (it stops at 127: its sums stay below 2^32).
 template <class T>
 int boxBlurMaxSweepRadius(int channels = 1);
 
