@@ -612,17 +612,19 @@ Params<T> plan(Plane<const T> in, Plane<T> out, int channels, int radius, Border
     const int step = 16 / bytesPer;
     for (int pad = 0; pad < 32 * 4 / bytesPer; pad += step) {
       const int pitch = samples + pad;
-      std::vector<std::vector<long long>> banks(32);
+      long long seen[32][32];  // per bank, the distinct accesses met
+      int count[32] = {};
+      int ways = 0;
       for (int item = 0; item < 32; ++item) {
         const int run = item % p.runs, c = item / p.runs % channels, b = item / p.runs / channels;
         const int x = run * p.runLength + (reads ? 2 * radius + 1 : 0);  // a read of the sums or a write
         const long long byte = (static_cast<long long>(b) * pitch + x * channels + c) * bytesPer;
         const long long access = reads ? byte / 4 : byte;  // reads of one word are one access
-        auto& bank = banks[byte / 4 % 32];
-        if (std::find(bank.begin(), bank.end(), access) == bank.end()) bank.push_back(access);
+        const int bank = static_cast<int>(byte / 4 % 32);
+        if (std::find(seen[bank], seen[bank] + count[bank], access) == seen[bank] + count[bank])
+          seen[bank][count[bank]++] = access;
+        ways = std::max(ways, count[bank]);
       }
-      int ways = 0;
-      for (const auto& bank : banks) ways = std::max(ways, static_cast<int>(bank.size()));
       if (ways < bestWays) best = pitch, bestWays = ways;
     }
     return best;
