@@ -214,7 +214,10 @@ TEST_F(GuiTest, CancelBeforeDeliveryMeansNoDone) {
 
 TEST_F(GuiTest, CoalescedJobsLatestWins) {
   Engine engine;
-  std::atomic<bool> firstStarted{false}, secondRan{false};
+  // The first job keeps the worker until all three are queued (`release`), so that the second is
+  // still waiting when the third supersedes it, however the threads are scheduled (under TSan, on a
+  // loaded machine, the worker could otherwise start the second before the third arrives).
+  std::atomic<bool> firstStarted{false}, secondRan{false}, release{false};
   std::vector<QString> outcomes;
   auto record = [&](QString name) {
     return JobOptions{.coalesceKey = QStringLiteral("frame"),
@@ -225,7 +228,7 @@ TEST_F(GuiTest, CoalescedJobsLatestWins) {
       nullptr,
       [&](WorkerContext& ctx) {
         firstStarted = true;
-        while (!ctx.cancelled()) QThread::msleep(1);  // a long frame, stopped by the next request
+        while (!ctx.cancelled() || !release) QThread::msleep(1);  // a long frame, stopped by the next request
         ctx.throwIfCancelled();
       },
       [&] { outcomes.push_back(QStringLiteral("first done")); }, record(QStringLiteral("first")));
@@ -236,6 +239,7 @@ TEST_F(GuiTest, CoalescedJobsLatestWins) {
   engine.submit(
       nullptr, [](WorkerContext&) {}, [&] { outcomes.push_back(QStringLiteral("third done")); },
       record(QStringLiteral("third")));
+  release = true;
   ASSERT_TRUE(waitUntil([&] { return engine.pendingJobs() == 0; }));
   EXPECT_EQ(outcomes, (std::vector<QString>{QStringLiteral("first cancelled"), QStringLiteral("second cancelled"),
                                             QStringLiteral("third done")}));
