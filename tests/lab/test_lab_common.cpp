@@ -560,8 +560,9 @@ TEST(LabSweepGpu, MemoryBoundRecordsUseTheDramCeilingAndNoteWhatFitsInL2) {
     expectCeiling(r, 12 * static_cast<std::size_t>(r.sizes[0]));
   }
   // 12x the L2 streams from DRAM: the kernel cannot be much faster than the DRAM copy.
-  if (!test::underComputeSanitizer())
+  if (!test::underComputeSanitizer()) {
     EXPECT_LT(elementwise[6].gbps, 1.25 * ceiling.gbps) << elementwise[6].gbps << " GB/s against " << ceiling.how();
+  }
 
   // Reduce, double: one array of 8 bytes per element.
   LabRequest r;

@@ -141,8 +141,9 @@ TEST(TimingLabGpu, ColdStartInAFreshProcess) {
   const ColdStart c = measureColdStartInChild({GPULAB_CLI_PATH, "lab", "timing", "--cold-probe"});
   ASSERT_TRUE(c.measured) << c.error;
   EXPECT_TRUE(c.freshProcess);
-  if (!test::underComputeSanitizer())
+  if (!test::underComputeSanitizer()) {
     EXPECT_GT(c.contextMs, c.later.medianMs) << "creating a context costs more than a launch";
+  }
   EXPECT_GE(c.firstLaunchMs, 0);
 }
 

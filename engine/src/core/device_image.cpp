@@ -31,8 +31,8 @@ DeviceImage::DeviceImage(int width, int height, int channels, PixelType type, De
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     data_ = nullptr;
-    const char* layout[] = {"", "gray", "2-channel", "RGB", "RGBA"};
-    throw OutOfDeviceMemory("the " + std::to_string(width) + "x" + std::to_string(height) + " " + layout[channels] +
+    const char* names[] = {"", "gray", "2-channel", "RGB", "RGBA"};
+    throw OutOfDeviceMemory("the " + std::to_string(width) + "x" + std::to_string(height) + " " + names[channels] +
                             " " + std::string(toString(type)) +
                             " image does not fit on the GPU: " + outOfMemoryMessage("it", rowBytes * rows));
   }

@@ -66,7 +66,7 @@ inline void checkKernelFitsType(const Kernel2D& k, PixelType type) {
     for (int x = 0; x < k.width; ++x) {
       const double v = k.at(x, y);
       if (std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max()) continue;
-      char text[200];
+      char text[320];  // the longest message is about 210 bytes
       std::snprintf(text, sizeof text,
                     "kernel coefficient %g at row %d, column %d is not finite in float32, the type %s image is "
                     "convolved in (|value| <= %g): scale the kernel down or convert the image to f64",
