@@ -61,11 +61,12 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kRows = 16;     // output rows a batch
-constexpr int kLoads = 8;     // rows of a word a thread loads at a time (entering and leaving)
-constexpr int kMaxWords = 2;  // words of the extended row a thread at most
-constexpr int kMinTile = 32;  // output pixels a tile keeps beside the halo
-constexpr int kWaves = 4;     // blocks planned: this many times as many as the GPU holds at once
+constexpr int kRows = 16;        // output rows a batch
+constexpr int kLoads = 8;        // rows of a word a thread loads at a time (entering and leaving)
+constexpr int kStartLoads = 16;  // rows of a word a thread loads at a time above its segment
+constexpr int kMaxWords = 2;     // words of the extended row a thread at most
+constexpr int kMinTile = 32;     // output pixels a tile keeps beside the halo
+constexpr int kWaves = 4;        // blocks planned: this many times as many as the GPU holds at once
 constexpr int kLargestRadius = 240;
 constexpr int kPackedRadius = 127;  // u8: 16-bit lanes hold (2r+1) x 255 up to here
 constexpr int kUnused = -2;         // a gathered sample outside the extended row
@@ -339,18 +340,18 @@ struct Block {
         }
       }
       if (s.direct[k] && ys >= 0 && ye <= p.height) {
+        // kStartLoads rows at a time, the last group cut short by predicated loads (a row past the
+        // window adds a zero word): one wait for memory a group, none a row.
         const auto* base = reinterpret_cast<const unsigned char*>(in.data) + s.offset[k];
-        int y = ys;
         GPULAB_NO_UNROLL
-        for (; y + kLoads <= ye; y += kLoads) {
-          Word v[kLoads];
+        for (int y = ys; y < ye; y += kStartLoads) {
+          Word v[kStartLoads];
           GPULAB_UNROLL
-          for (int b = 0; b < kLoads; ++b) v[b] = load(base + static_cast<std::size_t>(y + b) * in.pitch);
+          for (int b = 0; b < kStartLoads; ++b)
+            v[b] = y + b < ye ? load(base + static_cast<std::size_t>(y + b) * in.pitch) : Word{};
           GPULAB_UNROLL
-          for (int b = 0; b < kLoads; ++b) P::add(s.acc[k], v[b]);
+          for (int b = 0; b < kStartLoads; ++b) P::add(s.acc[k], v[b]);
         }
-        GPULAB_NO_UNROLL
-        for (; y < ye; ++y) P::add(s.acc[k], load(base + static_cast<std::size_t>(y) * in.pitch));
         continue;
       }
       GPULAB_NO_UNROLL
