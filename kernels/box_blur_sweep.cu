@@ -570,10 +570,22 @@ __global__ void __launch_bounds__(kThreads, K == 1 ? 3 : 2)
   block.store(tid, batches - 1);
 }
 
+// Row segments for a GPU holding `residentBlocks` blocks at once: about kWaves waves of blocks, each
+// segment at least 2r rows (the rows it sums above its first output) and a whole number of batches.
+// The tiling, and so the kernel and its buffers, does not depend on them.
+template <class T>
+void planSegments(Params<T>& p, int residentBlocks) {
+  const int segments = std::max(1, divUp(kWaves * residentBlocks, p.tilesX));
+  int rows = std::max({divUp(p.height, segments), 2 * p.radius, kRows});
+  if (forcedRows() > 0) rows = forcedRows();
+  rows = std::min(divUp(rows, kRows), divUp(p.height, kRows)) * kRows;
+  p.rows = rows;
+  p.tilesY = divUp(p.height, rows);
+}
+
 // Tiles as wide as keeps the extended row within one word a thread while the halo is at most half
 // the tile (tile >= 4r), else within two; whole 16-byte units of a row; balanced across the width.
-// Segments long enough that the 2r rows each re-reads above it stay under half its rows, short
-// enough for about two waves of blocks.
+// Segments as planSegments.
 template <class T>
 Params<T> plan(Plane<const T> in, Plane<T> out, int channels, int radius, BorderMode mode, T fill, int residentBlocks) {
   constexpr int q = samplesPerWord<T>();
@@ -593,12 +605,7 @@ Params<T> plan(Plane<const T> in, Plane<T> out, int channels, int radius, Border
   p.tileWidth = divUp(divUp(p.width, p.tilesX), unit) * unit;
   p.tilesX = divUp(p.width, p.tileWidth);
   p.words = ((p.tileWidth + 2 * radius) * channels + 2 * (q - 1)) / q;
-  const int segments = std::max(1, divUp(kWaves * residentBlocks, p.tilesX));
-  int rows = std::max({divUp(p.height, segments), 2 * radius, kRows});
-  if (forcedRows() > 0) rows = forcedRows();
-  rows = std::min(divUp(rows, kRows), divUp(p.height, kRows)) * kRows;
-  p.rows = rows;
-  p.tilesY = divUp(p.height, rows);
+  planSegments(p, residentBlocks);
   // Runs: about one per thread in the horizontal phase, at least r long (the 2r+1 reads that start
   // a run stay under two a output), of an odd length (no shared bank conflicts between neighbouring
   // runs on one channel).
@@ -659,8 +666,8 @@ void launchWith(const Params<T>& tiled, Plane<const T> in, Plane<T> out, cudaStr
   if (bytes > 48 * 1024)
     GPULAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kThreads, bytes));
-  // The tiles (and so the buffers and the kernel) do not depend on the occupancy, the segments do.
-  const Params<T> p = plan<T>(in, out, C, tiled.radius, tiled.mode, tiled.fill, std::max(1, perSm) * sms);
+  Params<T> p = tiled;
+  planSegments(p, std::max(1, perSm) * sms);  // the segments follow the occupancy; the tiles do not
   kernel<<<dim3(p.tilesX, p.tilesY), kThreads, bytes, stream>>>(in, out, p);
   GPULAB_CHECK_LAUNCH("boxSweepKernel");
 }
