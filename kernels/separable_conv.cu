@@ -142,22 +142,55 @@ GPULAB_HD void loadFour(const T* p, float (&v)[4]) {
 #endif
 }
 
-/// Phase 1 for thread `tid`: the input tile (zero in the columns only the padded taps reach) and
-/// the zero rows of the row-pass tile that only the padded column taps reach. The row's samples
-/// are read in chunks of four from a multiple of four (whole chunks inside the image with one
-/// vector load when the rows are aligned; the others sample by sample through borderIndex),
-/// kBatch chunks in flight per thread.
+/// A tile whose rows and columns all lie inside the plane: a warp a row, lane l taking samples
+/// l, l + 32, ... of it (coalesced loads of any alignment, and stores of 32 consecutive words, free
+/// of bank conflicts), kRowsInFlight rows a warp at a time; no border mapping and no division. Every
+/// sample goes through a probe, fmaf(v, 0, probe), that an inf or NaN turns into NaN.
 template <class T, int C, int KB>
-GPULAB_HD bool loadTile(const Launch& g, const Plane<const T>& in, float* tile, float* tmp, int x0, int y0, int tid) {
-  bool nonFinite = false;
+GPULAB_HD bool loadInside(const Plane<const T>& in, float* tile, int ys, int s0, int rows, int cols, int tid) {
   using L = Layout<C, KB>;
-  const int xs = x0 - g.ax;
-  const int ys = y0 - g.ay;
-  const int rows = L::TH + g.kh - 1;
-  const int cols = (L::TW + g.kw - 1) * C;  // samples read per row; up to L::inWidth are zero
-  const int s0 = xs * C;                    // row sample of tile column 0
-  const int sa = s0 & ~3;                   // rounded down to a chunk (also when negative)
-  const int chunks = (s0 + cols - sa + 3) / 4;
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kSlots = (L::inWidth + 31) / 32;  // samples a lane per row, cols <= L::inWidth
+  constexpr int kRowsInFlight = 4;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  // Loads past the row's last sample or the tile's last row read that sample or row again (no
+  // predicate on the loads; their values are not stored).
+  int clamped[kSlots];
+  GPULAB_UNROLL
+  for (int j = 0; j < kSlots; ++j) clamped[j] = lane + 32 * j < cols ? lane + 32 * j : cols - 1;
+  float probe = 0.f;
+  for (int r0 = warp; r0 < rows; r0 += kRowsInFlight * kWarps) {
+    float v[kRowsInFlight][kSlots];
+    GPULAB_UNROLL
+    for (int u = 0; u < kRowsInFlight; ++u) {
+      const int r = r0 + u * kWarps;
+      const T* src = in.row(ys + (r < rows ? r : rows - 1)) + s0;
+      GPULAB_UNROLL
+      for (int j = 0; j < kSlots; ++j) v[u][j] = loadSample(src + clamped[j]);
+    }
+    GPULAB_UNROLL
+    for (int u = 0; u < kRowsInFlight; ++u) {
+      const int r = r0 + u * kWarps;
+      GPULAB_UNROLL
+      for (int j = 0; j < kSlots; ++j) {
+        const int c = lane + 32 * j;
+        if (r >= rows || c >= cols) continue;
+        tile[r * L::inStride + c] = v[u][j];
+        if constexpr (std::is_same_v<T, float>) probe = fmaf(v[u][j], 0.f, probe);
+      }
+    }
+  }
+  return probe != probe;
+}
+
+/// Any other tile: each chunk's row through borderIndex, and its samples one by one where the
+/// chunk is not wholly inside an aligned row.
+template <class T, int C, int KB>
+GPULAB_HD bool loadAcrossBorder(const Launch& g, const Plane<const T>& in, float* tile, int xs, int ys, int s0, int sa,
+                                int rows, int cols, int chunks, int tid) {
+  using L = Layout<C, KB>;
+  bool nonFinite = false;
   const int rowSamples = in.width * C;
   const int total = rows * chunks;
   constexpr int kBatch = 4;
@@ -201,7 +234,13 @@ GPULAB_HD bool loadTile(const Launch& g, const Plane<const T>& in, float* tile, 
       }
     }
   }
-  // Zero: tile columns [cols, inWidth) of every row, and row-pass rows [rows, L::rows).
+  return nonFinite;
+}
+
+/// Zero: tile columns [cols, inWidth) of every row, and row-pass rows [rows, L::rows).
+template <int C, int KB>
+GPULAB_HD void zeroPadding(float* tile, float* tmp, int rows, int cols, int tid) {
+  using L = Layout<C, KB>;
   const int extra = L::inWidth - cols;
   for (int i = tid; i < rows * extra; i += kThreads) {
     const int r = i / extra;
@@ -212,6 +251,30 @@ GPULAB_HD bool loadTile(const Launch& g, const Plane<const T>& in, float* tile, 
     const int rr = i / L::outWidth;
     tmp[(rows + rr) * L::tmpStride + (i - rr * L::outWidth)] = 0.f;
   }
+}
+
+/// Phase 1 for thread `tid`: the input tile (zero in the columns only the padded taps reach) and
+/// the zero rows of the row-pass tile that only the padded column taps reach. A tile inside the
+/// plane loads by loadInside; one that reaches past an edge by loadAcrossBorder, in chunks of four
+/// samples from a multiple of four (one vector load for a chunk inside an aligned row, else sample
+/// by sample through borderIndex), kBatch chunks in flight per thread.
+template <class T, int C, int KB>
+GPULAB_HD bool loadTile(const Launch& g, const Plane<const T>& in, float* tile, float* tmp, int x0, int y0, int tid) {
+  bool nonFinite = false;
+  using L = Layout<C, KB>;
+  const int xs = x0 - g.ax;
+  const int ys = y0 - g.ay;
+  const int rows = L::TH + g.kh - 1;
+  const int cols = (L::TW + g.kw - 1) * C;  // samples read per row; up to L::inWidth are zero
+  const int s0 = xs * C;                    // row sample of tile column 0
+  const int sa = s0 & ~3;                   // rounded down to a chunk (also when negative)
+  const int chunks = (s0 + cols - sa + 3) / 4;
+  if (ys >= 0 && ys + rows <= in.height && s0 >= 0 && s0 + cols <= in.width * C) {
+    nonFinite = loadInside<T, C, KB>(in, tile, ys, s0, rows, cols, tid);
+  } else {
+    nonFinite = loadAcrossBorder<T, C, KB>(g, in, tile, xs, ys, s0, sa, rows, cols, chunks, tid);
+  }
+  zeroPadding<C, KB>(tile, tmp, rows, cols, tid);
   return nonFinite;
 }
 
@@ -320,11 +383,16 @@ GPULAB_HD void storeTile(const Plane<T>& out, const float (&acc)[Layout<C, KB>::
     const int s = i % L::outWidth;
     const int m = i / L::outWidth;
     const int xs = x0 * C + s;
-    if (xs >= out.width * C) continue;
+    const int y = y0 + m * L::M;
+    if (xs >= out.width * C || y >= out.height) continue;
+    // Down the column by the pitch: one address computation, not one a row.
+    const int n1 = out.height - y;
+    T* dst = out.row(y) + xs;
     GPULAB_UNROLL
     for (int n = 0; n < L::M; ++n) {
-      const int y = y0 + m * L::M + n;
-      if (y < out.height) out.row(y)[xs] = toSample<T>(acc[e][n]);
+      if (n >= n1) break;
+      *dst = toSample<T>(acc[e][n]);
+      dst = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(dst) + out.pitch);
     }
   }
 }

@@ -336,6 +336,16 @@ INSTANTIATE_TEST_SUITE_P(Wide, SeparableTable,
                                             ::testing::Values(1, 2)),
                          tableName);
 
+// Two tiles and more a side: the tiles inside the plane load by their own path (no border
+// mapping), the edge tiles by the general one; rows 16-byte aligned (212 f32 a row, 848 u8 in
+// four channels), so the edge tiles' vector loads run too.
+INSTANTIATE_TEST_SUITE_P(InteriorTiles, SeparableTable,
+                         ::testing::Combine(::testing::Values(std::make_tuple(212, 160)),
+                                            ::testing::Values(std::make_tuple(15, 15), std::make_tuple(31, 17),
+                                                              std::make_tuple(127, 9), std::make_tuple(4, 6)),
+                                            ::testing::Values(1, 3)),
+                         tableName);
+
 // ---------------------------------------------------------------------------------------------
 // Interleaved channels: sample (x, c) at row[x * C + c], each channel on its own
 
@@ -489,20 +499,28 @@ TEST(SeparableGaussian, FusedPathEqualsTheTwoPassKernels) {
 }
 
 TEST(SeparableNonFinite, OnlyTheWindowsHoldingTheSampleChange) {
-  Image img = test::randomImage(150, 90, 1, PixelType::F32, 501);
-  img.at<float>(70, 40) = std::numeric_limits<float>::infinity();
-  img.at<float>(3, 80) = std::numeric_limits<float>::quiet_NaN();
-  for (auto [kw, kh] : {std::pair{15, 15}, {5, 9}}) {
-    FilterSpec spec =
-        convSpec(smoothKernel(kw, kh), BorderMode::Reflect101, ConvMode::Same, false, ConvMethod::Separable);
-    const Image want = naiveConv(img, spec);
-    EXPECT_TRUE(sameWithNonFinite(want, SeparableConv(spec).runTilesOnHost(img), 1e-5)) << kw << "x" << kh << " host";
-    EXPECT_TRUE(sameWithNonFinite(want, makeFilter(spec)->runCpu(img), 1e-5)) << kw << "x" << kh << " cpu";
-    if (!cudaAvailable()) continue;
-    GpuContext gpu;
-    const DeviceImage in = gpu.upload(img);
-    DeviceImage out;
-    makeFilter(spec)->runGpu(gpu, in, out);
-    EXPECT_TRUE(sameWithNonFinite(want, gpu.download(out), 1e-5)) << kw << "x" << kh << " gpu";
-  }
+  // 150x90: every tile reaches an edge and loads by the general path. 212x200: the tiles inside
+  // load by their own path, whose probe must find the infs and the NaN too.
+  Image narrow = test::randomImage(150, 90, 1, PixelType::F32, 501);
+  narrow.at<float>(70, 40) = std::numeric_limits<float>::infinity();
+  narrow.at<float>(3, 80) = std::numeric_limits<float>::quiet_NaN();
+  Image wide = test::randomImage(212, 200, 1, PixelType::F32, 502);
+  wide.at<float>(100, 90) = std::numeric_limits<float>::infinity();
+  wide.at<float>(140, 70) = -std::numeric_limits<float>::infinity();
+  wide.at<float>(75, 130) = std::numeric_limits<float>::quiet_NaN();
+  for (const Image* image : {&narrow, &wide})
+    for (auto [kw, kh] : {std::pair{15, 15}, {5, 9}}) {
+      const Image& img = *image;
+      FilterSpec spec =
+          convSpec(smoothKernel(kw, kh), BorderMode::Reflect101, ConvMode::Same, false, ConvMethod::Separable);
+      const Image want = naiveConv(img, spec);
+      EXPECT_TRUE(sameWithNonFinite(want, SeparableConv(spec).runTilesOnHost(img), 1e-5)) << kw << "x" << kh << " host";
+      EXPECT_TRUE(sameWithNonFinite(want, makeFilter(spec)->runCpu(img), 1e-5)) << kw << "x" << kh << " cpu";
+      if (!cudaAvailable()) continue;
+      GpuContext gpu;
+      const DeviceImage in = gpu.upload(img);
+      DeviceImage out;
+      makeFilter(spec)->runGpu(gpu, in, out);
+      EXPECT_TRUE(sameWithNonFinite(want, gpu.download(out), 1e-5)) << kw << "x" << kh << " gpu";
+    }
 }
