@@ -108,6 +108,27 @@ TEST(Image, ShapeAndZeroFill) {
   EXPECT_EQ(img.describe(), "3x2 RGB f32");
 }
 
+TEST(Image, UninitializedHasTheShapeAndTheOthersStillZero) {
+  const Image u = Image::uninitialized(5, 4, 3, PixelType::F32);
+  EXPECT_EQ(u.sizeBytes(), 5u * 4 * 3 * 4);
+  EXPECT_EQ(u.describe(), "5x4 RGB f32");
+  EXPECT_THROW(Image::uninitialized(0, 4, 1, PixelType::U8), std::invalid_argument);
+  // The allocator leaves bytes made without a value as they are: every other way to a shape must
+  // still zero them. A freed block full of 0xAB is what the next allocation of its size gets back.
+  for (int round = 0; round < 3; ++round) {
+    {
+      Image dirty = Image::uninitialized(64, 64, 1, PixelType::U8);
+      std::memset(dirty.data(), 0xAB, dirty.sizeBytes());
+    }
+    const Image fresh(64, 64, 1, PixelType::U8);
+    for (std::uint8_t v : fresh.samples<std::uint8_t>()) ASSERT_EQ(v, 0) << "round " << round;
+    Image grown(8, 8, 1, PixelType::U8);
+    std::memset(grown.data(), 0xAB, grown.sizeBytes());
+    grown.reshape(64, 64, 1, PixelType::U8);
+    for (std::uint8_t v : grown.samples<std::uint8_t>()) ASSERT_EQ(v, 0) << "reshaped, round " << round;
+  }
+}
+
 TEST(Image, RejectsBadShapesWithOneSentence) {
   EXPECT_THROW(Image(0, 5, 1, PixelType::U8), std::invalid_argument);
   EXPECT_THROW(Image(5, -1, 1, PixelType::U8), std::invalid_argument);

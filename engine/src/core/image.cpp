@@ -145,7 +145,18 @@ void validateImageShape(int width, int height, int channels) {
 Image::Image(int width, int height, int channels, PixelType type, HostMemory memory)
     : width_(width), height_(height), channels_(channels), type_(type), data_(detail::HostAllocator(memory)) {
   validateImageShape(width, height, channels);
-  data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type));
+  data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type), std::byte{0});
+}
+
+Image Image::uninitialized(int width, int height, int channels, PixelType type) {
+  validateImageShape(width, height, channels);
+  Image image;
+  image.data_.resize(static_cast<std::size_t>(width) * height * channels * bytesPerSample(type));  // not zeroed
+  image.width_ = width;
+  image.height_ = height;
+  image.channels_ = channels;
+  image.type_ = type;
+  return image;
 }
 
 void Image::reshape(int width, int height, int channels, PixelType type) {
@@ -153,7 +164,7 @@ void Image::reshape(int width, int height, int channels, PixelType type) {
   const std::size_t bytes = static_cast<std::size_t>(width) * height * channels * bytesPerSample(type);
   if (bytes > data_.capacity())  // no copy of samples about to be overwritten; the memory kind stays
     data_ = std::vector<std::byte, detail::HostAllocator>(data_.get_allocator());
-  data_.resize(bytes);
+  data_.resize(bytes, std::byte{0});
   width_ = width;
   height_ = height;
   channels_ = channels;

@@ -146,6 +146,18 @@ class HostAllocator {
   void deallocate(std::byte* p, std::size_t n) noexcept;
   HostMemory memory() const noexcept { return memory_; }
 
+  /// Elements made without a value are left as they are (default-initialised, not zeroed):
+  /// Image::uninitialized's resize writes no byte, so no page is touched until a sample is. Every
+  /// other path passes a value (zero, or the bytes copied).
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+
   /// Whether the block that `data` (a pointer allocate returned) starts is page-locked now
   /// (registered in the current device epoch: a device reset drops registrations).
   static bool isPinned(const std::byte* data) noexcept;
@@ -187,6 +199,10 @@ class Image {
   /// `memory`: loadImage(path, Image(HostMemory::Pinned)) decodes straight into pinned memory.
   explicit Image(HostMemory memory) : data_(detail::HostAllocator(memory)) {}
   Image(int width, int height, int channels, PixelType type, HostMemory memory = HostMemory::Pageable);
+  /// An image whose samples are not zeroed: for an output every sample of which is written before
+  /// it is read. Zeroing 805 MB (8192x8192 RGB f32) took 0.5 to 2.5 s on a 2-core machine, before
+  /// any of the work and outside its cancel checks.
+  static Image uninitialized(int width, int height, int channels, PixelType type);
   /// An image in page-locked memory (pageable, with a note, where pinning is not possible).
   static Image pinned(int width, int height, int channels, PixelType type) {
     return Image(width, height, channels, type, HostMemory::Pinned);
