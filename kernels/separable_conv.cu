@@ -184,13 +184,17 @@ GPULAB_HD bool loadInside(const Plane<const T>& in, float* tile, int ys, int s0,
   return probe != probe;
 }
 
-/// Any other tile: each chunk's row through borderIndex, and its samples one by one where the
-/// chunk is not wholly inside an aligned row.
+/// Any other tile: in chunks of four samples from a multiple of four, kBatch chunks in flight per
+/// thread; each chunk's row through borderIndex, and its samples one by one where the chunk is not
+/// wholly inside an aligned row.
 template <class T, int C, int KB>
-GPULAB_HD bool loadAcrossBorder(const Launch& g, const Plane<const T>& in, float* tile, int xs, int ys, int s0, int sa,
-                                int rows, int cols, int chunks, int tid) {
+GPULAB_HD bool loadAcrossBorder(const Launch& g, const Plane<const T>& in, float* tile, int xs, int ys, int rows,
+                                int cols, int tid) {
   using L = Layout<C, KB>;
   bool nonFinite = false;
+  const int s0 = xs * C;   // row sample of tile column 0
+  const int sa = s0 & ~3;  // rounded down to a chunk (also when negative)
+  const int chunks = (s0 + cols - sa + 3) / 4;
   const int rowSamples = in.width * C;
   const int total = rows * chunks;
   constexpr int kBatch = 4;
@@ -255,25 +259,18 @@ GPULAB_HD void zeroPadding(float* tile, float* tmp, int rows, int cols, int tid)
 
 /// Phase 1 for thread `tid`: the input tile (zero in the columns only the padded taps reach) and
 /// the zero rows of the row-pass tile that only the padded column taps reach. A tile inside the
-/// plane loads by loadInside; one that reaches past an edge by loadAcrossBorder, in chunks of four
-/// samples from a multiple of four (one vector load for a chunk inside an aligned row, else sample
-/// by sample through borderIndex), kBatch chunks in flight per thread.
+/// plane loads by loadInside, one that reaches past an edge by loadAcrossBorder.
 template <class T, int C, int KB>
 GPULAB_HD bool loadTile(const Launch& g, const Plane<const T>& in, float* tile, float* tmp, int x0, int y0, int tid) {
-  bool nonFinite = false;
   using L = Layout<C, KB>;
   const int xs = x0 - g.ax;
   const int ys = y0 - g.ay;
   const int rows = L::TH + g.kh - 1;
   const int cols = (L::TW + g.kw - 1) * C;  // samples read per row; up to L::inWidth are zero
   const int s0 = xs * C;                    // row sample of tile column 0
-  const int sa = s0 & ~3;                   // rounded down to a chunk (also when negative)
-  const int chunks = (s0 + cols - sa + 3) / 4;
-  if (ys >= 0 && ys + rows <= in.height && s0 >= 0 && s0 + cols <= in.width * C) {
-    nonFinite = loadInside<T, C, KB>(in, tile, ys, s0, rows, cols, tid);
-  } else {
-    nonFinite = loadAcrossBorder<T, C, KB>(g, in, tile, xs, ys, s0, sa, rows, cols, chunks, tid);
-  }
+  const bool inside = ys >= 0 && ys + rows <= in.height && s0 >= 0 && s0 + cols <= in.width * C;
+  const bool nonFinite = inside ? loadInside<T, C, KB>(in, tile, ys, s0, rows, cols, tid)
+                                : loadAcrossBorder<T, C, KB>(g, in, tile, xs, ys, rows, cols, tid);
   zeroPadding<C, KB>(tile, tmp, rows, cols, tid);
   return nonFinite;
 }
