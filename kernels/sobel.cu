@@ -22,12 +22,19 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kColumns = 4;                         // adjacent output columns per thread
 constexpr int kBlockColumns = kThreads * kColumns;  // 512
-constexpr int kSobelRowsPerStep = 2;                // input rows each thread loads before it computes
+constexpr int kSobelRowsPerStep = 3;                // input rows each thread loads before it computes
 constexpr bool kSobelVectorEdges = true;            // x - 1 and x + 4 from the neighbours' aligned vectors
-// Blocks an SM must hold (caps the registers at 40): the kernel is latency bound and needs warps.
-// On an H100 (4096^2 f32, magnitude) 12 blocks took 0.078 ms, the compiler's own choice (80
-// registers, 6 blocks) 0.094, 16 blocks (32 registers) 0.111; more rows a step was slower too.
-constexpr int kSobelMinBlocks = 12;
+// Blocks an SM must hold (caps the registers at 64): the kernel is latency bound and needs warps.
+// Each kernel is compiled for one part and for gray or colour input: with both chosen at run time
+// (the direction's atan2 and the colour loads in every kernel) it spilled at 40 registers.
+// On an H100 (4096^2 f32 magnitude, bands for 2 waves), 2026-11-27: 3 rows a step and 8 blocks
+// 0.062 ms; 4 and 8 0.061; 2 and 12 0.063; 3 and 12 0.065; 6 and 6 0.067. Before (part and colour at
+// run time, 2 rows, 12 blocks, 1 wave): 0.076.
+constexpr int kSobelMinBlocks = 8;
+// Bands for this many waves of blocks: shorter bands, and an SM whose blocks finish early takes new
+// ones. The same kernel, bands for 1 / 2 / 3 / 4 / 6 waves: 0.066 / 0.062 / 0.058 / 0.056 / 0.056 ms
+// (6000x4000 RGB u8 to gray: 0.119 / 0.100 / 0.093 / 0.088 / 0.094).
+constexpr int kSobelWaves = 4;
 constexpr int kMinBandRows = 8;
 
 template <class T>
@@ -185,7 +192,7 @@ GPULAB_HD void sobelStrip(const SobelArgs<T>& a, int x, int y0, int y1) {
   }
 }
 
-/// Rows per band: about `targetBlocks` blocks in all (as many as the device holds at once), bands of
+/// Rows per band: about `targetBlocks` blocks in all (kSobelWaves times what the device holds at once), bands of
 /// at least kMinBandRows rows.
 inline int bandRows(int width, int height, long long targetBlocks) {
   const long long columnBlocks = divUp(width, kBlockColumns);
@@ -198,14 +205,36 @@ inline int bandRows(int width, int height, long long targetBlocks) {
 // ---------------------------------------------------------------------------------------------
 // Kernel
 
-template <class T, int kRowsPerStep = kSobelRowsPerStep, bool kVector = kSobelVectorEdges,
-          int kMinBlocks = kSobelMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) sobelKernel(SobelArgs<T> a, int rowsPerBand) {
+// kPart and kColour fix a.part and a.colour at compile time (the launch picks the kernel that
+// matches them), so each kernel holds one part's arithmetic and one input layout's loads.
+template <class T, SobelPart kPart, bool kColour>
+__global__ void __launch_bounds__(kThreads, kSobelMinBlocks) sobelKernel(SobelArgs<T> args, int rowsPerBand) {
+  SobelArgs<T> a = args;
+  a.part = kPart;
+  a.colour = kColour;
   const int x = blockIdx.x * kBlockColumns + threadIdx.x * kColumns;
   const int y0 = blockIdx.y * rowsPerBand;
   if (x >= a.out.width || y0 >= a.out.height) return;
   const int y1 = y0 + rowsPerBand < a.out.height ? y0 + rowsPerBand : a.out.height;
-  sobelStrip<kRowsPerStep, kVector>(a, x, y0, y1);
+  sobelStrip<kSobelRowsPerStep, kSobelVectorEdges>(a, x, y0, y1);
+}
+
+template <class T>
+using SobelKernel = void (*)(SobelArgs<T>, int);
+
+template <class T, bool kColour>
+SobelKernel<T> sobelKernelFor(SobelPart part) {
+  switch (part) {
+    case SobelPart::X:
+      return sobelKernel<T, SobelPart::X, kColour>;
+    case SobelPart::Y:
+      return sobelKernel<T, SobelPart::Y, kColour>;
+    case SobelPart::Direction:
+      return sobelKernel<T, SobelPart::Direction, kColour>;
+    case SobelPart::Magnitude:
+      break;
+  }
+  return sobelKernel<T, SobelPart::Magnitude, kColour>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,11 +284,13 @@ template <class T>
 void launchSobel(Plane<const T> red, Plane<const T> green, Plane<const T> blue, bool colour, Plane<T> out,
                  SobelPart part, BorderMode mode, float borderValue, cudaStream_t stream) {
   const SobelArgs<T> a = makeArgs(red, green, blue, colour, out, part, mode, borderValue, true);
+  const auto kernel = colour ? sobelKernelFor<T, true>(part) : sobelKernelFor<T, false>(part);
   int perSm = 0;
-  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, sobelKernel<T>, kThreads, 0));
-  const int rows = bandRows(out.width, out.height, static_cast<long long>(multiprocessors()) * (perSm > 0 ? perSm : 1));
+  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kThreads, 0));
+  const long long resident = static_cast<long long>(multiprocessors()) * (perSm > 0 ? perSm : 1);
+  const int rows = bandRows(out.width, out.height, kSobelWaves * resident);
   const dim3 grid(divUp(out.width, kBlockColumns), divUp(out.height, rows));
-  sobelKernel<T><<<grid, kThreads, 0, stream>>>(a, rows);
+  kernel<<<grid, kThreads, 0, stream>>>(a, rows);
   GPULAB_CHECK_LAUNCH("sobelKernel");
 }
 
