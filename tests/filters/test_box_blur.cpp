@@ -410,6 +410,124 @@ INSTANTIATE_TEST_SUITE_P(Table, BoxBlurCase, ::testing::ValuesIn(boxCases()),
                          [](const ::testing::TestParamInfo<BoxCase>& p) { return p.param.name(); });
 
 // ---------------------------------------------------------------------------------------------
+// The direct path (radius 1..kBoxBlurDirectMaxRadius): its thread code on the host
+
+/// The direct kernel's thread code on the host on `in` (c's shape, radius and border): the filtered
+/// channels as one stack of pitched planes (a u8 alpha copied). `aligned`: rows 16-byte aligned
+/// (vector loads and stores on the GPU); else the stack starts one sample past an aligned address
+/// and the pitch is not a multiple of 4 samples.
+Image emulateDirectOf(const BoxCase& c, const Image& in, int residentBlocks, bool aligned = true) {
+  Image out(c.width, c.height, c.channels, c.type);
+  auto run = [&](auto sample) {
+    using T = decltype(sample);
+    const int planes = c.type != PixelType::F32 && c.channels == 4 ? 3 : c.channels;
+    const std::size_t pitch = (c.width * sizeof(T) + 63) / 64 * 64 + (aligned ? 0 : sizeof(T));
+    const std::size_t bytes = pitch * c.height * planes + 64;
+    std::vector<unsigned char> src(bytes), dst(bytes);
+    const auto base = [&](std::vector<unsigned char>& v) {
+      const std::uintptr_t start = (reinterpret_cast<std::uintptr_t>(v.data()) + 15) / 16 * 16;
+      return reinterpret_cast<T*>(start + (aligned ? 0 : sizeof(T)));
+    };
+    const kernels::Plane<T> inStack{base(src), c.width, c.height, pitch};
+    const kernels::Plane<T> outStack{base(dst), c.width, c.height, pitch};
+    for (int ch = 0; ch < planes; ++ch)
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x) inStack(x, ch * c.height + y) = in.at<T>(x, y, ch);
+    kernels::runBoxBlurDirectOnHost<T>({inStack.data, c.width, c.height, pitch}, outStack, planes, c.radius,
+                                       toKernel(c.mode), fillOf<T>(c.border().value), residentBlocks);
+    for (int ch = 0; ch < c.channels; ++ch)
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x)
+          out.at<T>(x, y, ch) = ch < planes ? outStack(x, ch * c.height + y) : in.at<T>(x, y, ch);
+  };
+  if (c.type == PixelType::U8)
+    run(std::uint8_t{});
+  else
+    run(float{});
+  return out;
+}
+
+Image emulateDirect(const BoxCase& c, int residentBlocks, bool aligned) {
+  return emulateDirectOf(c, c.input(), residentBlocks, aligned);
+}
+
+TEST(BoxBlurDirect, HostThreadCodeMatchesTheReference) {
+  struct Size {
+    int w, h;
+  };
+  // Around the 4-column threads (1..9 columns), several bands of rows (45 rows: 5 bands of 9 at 5
+  // resident blocks), past one 512-column block and ending inside a vector (515, 1031).
+  const Size sizes[] = {{1, 1}, {3, 2}, {4, 9}, {9, 4}, {13, 12}, {37, 45}, {515, 7}, {1031, 11}};
+  struct Type {
+    PixelType type;
+    int channels;
+  };
+  const Type types[] = {{PixelType::U8, 1}, {PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
+  for (const Size& s : sizes)
+    for (const Type& t : types)
+      for (int r = 1; r <= kernels::kBoxBlurDirectMaxRadius; ++r)
+        for (BorderMode m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                             BorderMode::Constant})
+          for (bool nonzero : {false, true}) {
+            if (nonzero && m != BorderMode::Constant) continue;
+            const BoxCase c{{s.w, s.h, m, nonzero, t.type, t.channels}, r};
+            const Image ref = BoxBlur(c.radius, c.border()).runReference(c.input());
+            for (bool aligned : {true, false})
+              for (int resident : {264, 5})
+                EXPECT_TRUE(matches(c, ref, emulateDirect(c, resident, aligned), true))
+                    << c.name() << (aligned ? ", aligned" : ", unaligned") << ", " << resident << " resident blocks";
+          }
+}
+
+TEST(BoxBlurDirect, GpuMatchesTheReference) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  struct Size {
+    int w, h;
+  };
+  const Size sizes[] = {{1, 1}, {3, 2}, {4, 9}, {13, 12}, {37, 45}, {515, 7}, {1031, 11}, {640, 480}};
+  struct Type {
+    PixelType type;
+    int channels;
+  };
+  const Type types[] = {{PixelType::U8, 1}, {PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
+  for (const Size& s : sizes)
+    for (const Type& t : types)
+      for (int r = 1; r <= kBoxDirectMaxRadius; ++r)
+        for (BorderMode m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                             BorderMode::Constant})
+          for (bool nonzero : {false, true}) {
+            if (nonzero && m != BorderMode::Constant) continue;
+            const BoxCase c{{s.w, s.h, m, nonzero, t.type, t.channels}, r};
+            const Image in = c.input();
+            BoxBlur blur(c.radius, c.border());
+            blur.setGpuPath(BoxGpuPath::Direct);
+            DeviceImage out;
+            blur.runGpu(gpu, gpu.upload(in), out);
+            EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path direct") << c.name();
+            const Image got = gpu.download(out);
+            EXPECT_TRUE(matches(c, BoxBlur(c.radius, c.border()).runReference(in), got, true)) << c.name();
+            EXPECT_TRUE(alphaUnchanged(in, got)) << c.name();
+          }
+}
+
+TEST(BoxBlurDirect, RefusesRadiiItDoesNotTakeAndMismatchedStacks) {
+  std::vector<float> a(64), b(64);
+  const kernels::Plane<const float> in{a.data(), 8, 8, 8 * sizeof(float)};
+  const kernels::Plane<float> out{b.data(), 8, 8, 8 * sizeof(float)};
+  for (int r : {0, kernels::kBoxBlurDirectMaxRadius + 1})
+    EXPECT_THROW(kernels::runBoxBlurDirectOnHost<float>(in, out, 1, r, kernels::BorderMode::Reflect101, 0.f, 5),
+                 std::invalid_argument)
+        << "radius " << r;
+  const kernels::Plane<float> shorter{b.data(), 8, 7, 8 * sizeof(float)};
+  EXPECT_THROW(kernels::runBoxBlurDirectOnHost<float>(in, shorter, 1, 1, kernels::BorderMode::Reflect101, 0.f, 5),
+               std::invalid_argument);
+  const kernels::Plane<float> same{a.data(), 8, 8, 8 * sizeof(float)};
+  EXPECT_THROW(kernels::runBoxBlurDirectOnHost<float>(in, same, 1, 1, kernels::BorderMode::Reflect101, 0.f, 5),
+               std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
 // GPU specifics
 
 TEST(BoxBlurGpu, LargeImageEveryTiledPathAgainstReference) {
@@ -1102,6 +1220,13 @@ TEST_P(BoxBlurNonFinite, GpuBlockCodeOnHostMatchesReference) {
       EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulatePlanes(c, in, path, resident), finiteRange(c)))
           << toString(path) << ", " << resident << " resident blocks";
     }
+  if (c.radius <= kernels::kBoxBlurDirectMaxRadius) {
+    const BoxCase direct{{c.width, c.height, c.mode, c.mode == BorderMode::Constant, PixelType::F32, c.channels},
+                         c.radius};
+    for (int resident : {264, 5})
+      EXPECT_TRUE(sameNonFinite(nonFiniteReference(c), emulateDirectOf(direct, in, resident), finiteRange(c)))
+          << "direct, " << resident << " resident blocks";
+  }
   for (BoxBlurPath path : {BoxBlurPath::Fused, BoxBlurPath::Sweep}) {
     const int largest = path == BoxBlurPath::Fused ? maxFusedRadius(PixelType::F32, c.channels)
                                                    : maxSweepRadius(PixelType::F32, c.channels);

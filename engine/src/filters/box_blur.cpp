@@ -15,7 +15,6 @@
 
 #include "gpulab/filters/registry.hpp"
 #include "gpulab/kernels/box_blur.cuh"
-#include "gpulab/kernels/conv2d.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "internal/cv_interop.hpp"
 #include "internal/kernel_views.hpp"
@@ -387,21 +386,14 @@ void BoxBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
     throw std::invalid_argument("the direct box blur path takes u8 and f32 images of radius 1 to " +
                                 std::to_string(kBoxDirectMaxRadius) + ": use path auto");
   if (takesDirect(gpuPath_, radius_, shape.type)) {
-    // A small window: the direct convolution's streaming 3x3 / tiled 5x5 kernels, every filtered
-    // plane in one launch, weights 1 / area.
-    const int side = 2 * radius_ + 1;
-    kernels::Conv2DGeometry g;
-    g.kernelWidth = g.kernelHeight = side;
-    g.anchorX = g.anchorY = radius_;
-    g.border = toKernel(border_.mode);
-    const std::vector<float> weights(static_cast<std::size_t>(side) * side, 1.0f / static_cast<float>(side * side));
+    // A small window: the direct kernel, every filtered plane in one launch.
     const int planes = alpha ? 3 : shape.channels;
     visitType(shape.type, [&](auto sample) {
       using T = decltype(sample);
       if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>) {
         const kernels::Plane<const T> inStack{planeOf<T>(in, 0).data, in.width(), in.height(), in.pitch()};
-        kernels::launchConv2D<T>(inStack, stackOf<T>(out), planes, g, weights.data(), nullptr,
-                                 borderFill<T>(border_.value), gpu.stream());
+        kernels::launchBoxBlurDirect<T>(inStack, stackOf<T>(out), planes, radius_, toKernel(border_.mode),
+                                        borderFill<T>(border_.value), gpu.stream());
         if (alpha)
           GPULAB_CUDA_CHECK(cudaMemcpy2DAsync(planeOf<T>(out, 3).data, out.pitch(), planeOf<T>(in, 3).data, in.pitch(),
                                               shape.width * sizeof(T), shape.height, cudaMemcpyDeviceToDevice,

@@ -27,6 +27,14 @@
 //   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
 //   taps of it; the border modes become integer weights on those taps (windowTaps below).
 //
+// Direct path (launchBoxBlurDirect, radius 1..kBoxBlurDirectMaxRadius, u8 and f32 stacks of planes):
+// small windows, streamed. Each thread owns 4 columns of a band of rows and walks down it with no
+// block barrier: per input row one vector load (and its neighbours' vectors for the R samples
+// either side), the 2R+1-sample row sums of its 4 outputs (float for f32, exact for u8), and a
+// running sum of the window's row sums down the band (double for f32), the leaving row's sum read
+// back from the thread's slots of a shared ring. u8 exact as above; f32 the mean of the float row
+// sums, within 2R roundings of a float of the exact mean.
+//
 // u8 and u16 sums are exact integers (results rounded to nearest; the area is odd, so there are no ties).
 // f32 sums run in double, so results are the correctly rounded mean up to one float rounding.
 // The tiled and fused paths, and every path on interleaved rows, need input planes 16-byte aligned
@@ -255,6 +263,22 @@ inline BoxDivide boxDivideOf(unsigned d, int bits) {
 
 // ---------------------------------------------------------------------------------------------
 // Launchers. T is std::uint8_t, std::uint16_t or float.
+
+/// The largest radius of the direct path.
+inline constexpr int kBoxBlurDirectMaxRadius = 2;
+
+/// The direct path on `planes` planes of in.height rows each, one after the other in both stacks
+/// (u8 or f32; radius 1..kBoxBlurDirectMaxRadius; not in place). Vector loads and stores where rows
+/// are aligned for them (16 bytes f32, 4 u8, in and out), sample by sample elsewhere. Asynchronous
+/// on `stream`; throws std::invalid_argument for a bad radius or mismatched stacks.
+template <class T>
+void launchBoxBlurDirect(Plane<const T> inStack, Plane<T> outStack, int planes, int radius, BorderMode mode,
+                         T borderValue, cudaStream_t stream);
+/// The same thread code on the host (host pointers), with the bands a GPU holding
+/// `residentBlocks` blocks at once would get.
+template <class T>
+void runBoxBlurDirectOnHost(Plane<const T> inStack, Plane<T> outStack, int planes, int radius, BorderMode mode,
+                            T borderValue, int residentBlocks);
 
 /// The largest radius the tiled paths take (larger ones go to SummedArea): 192 for f32, 384 for
 /// u16, 768 for u8.
