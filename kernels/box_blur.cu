@@ -856,8 +856,9 @@ void validate(Plane<const T> in, Plane<T> out, int radius, bool tiled) {
 }
 
 // Whether Auto takes the sweep path on rows of `channels` channels: wherever its radius fits. On an
-// H100 (2026-11-27) it measured faster than the fused path at each radius tried: f32 4096^2 r=15
-// 0.081 ms (fused 0.162), r=31 0.116 (0.188); 6000x4000 RGB u8 r=15 interleaved 0.123 (0.462). Its
+// H100 (2026-11-27) it measured faster than the fused path at each radius tried (the bench's window
+// sizes, `boxK` with K = 2r + 1): f32 4096^2 box15 (r=7) 0.081 ms (fused 0.162), box31 (r=15) 0.116
+// (0.188); 6000x4000 RGB u8 interleaved box15 (r=7) 0.123 (0.462). Its
 // largest radius is at least the fused path's for every type and channel count, so Auto takes the
 // fused path only where a caller names it.
 template <class T>

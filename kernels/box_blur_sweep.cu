@@ -31,9 +31,10 @@
 // and taken off with one instruction a lane pair; beyond, one register a sample. u8 means round
 // with a multiply and a shift (BoxDivide), u16 ones with boxRoundedMean: both exact.
 //
-// Measured on an H100 (2026-11-27, copy ceiling 2969-2983 GB/s): f32 4096^2 r=7 0.075 ms, r=15
-// 0.081, r=31 0.116 (the previous sweep, a sample a thread: 0.097, 0.097, 0.128); 6000x4000 RGB u8
-// r=15 interleaved 0.123 (0.376), u16 0.213 (0.402). Nsight Compute (f32 r=15, before the start's
+// Measured on an H100 (2026-11-27, copy ceiling 2969-2983 GB/s), as the bench names its rows (`boxK`,
+// window K = 2r + 1): f32 4096^2 box7 (r=3) 0.075 ms, box15 (r=7) 0.081, box31 (r=15) 0.116 (the
+// previous sweep, a sample a thread: 0.097, 0.097, 0.128); 6000x4000 RGB u8 interleaved box15 (r=7)
+// 0.123 (0.376), the photo-u16 row (r=15) 0.213 (0.402). Nsight Compute (one of the f32 rows, before the start's
 // loads were grouped): 30 M warp instructions, 38% of DRAM bandwidth, 0.47 instructions issued a
 // cycle a scheduler at 3 blocks an SM (80 registers); the largest stalls were the wait for the rows
 // above a segment and the barriers.
