@@ -4,23 +4,21 @@
 // A thread owns 4 adjacent output columns of one band of rows. Per input row it loads its 4 samples
 // with one vector load and the R either side from the neighbouring aligned vectors (the lines its
 // neighbours load too: L1 hits), and sums each output's 2R+1 samples along the row: in float for
-// f32 (2R roundings), exactly in integers for u8. Down the band each output keeps the running sum of
-// its window's 2R+1 row sums (double for f32, unsigned for u8): the entering row's sum goes in, and
-// the leaving row's, kept in the thread's own slots of a shared ring of 2R+1 rows, comes off
-// (bit for bit the value that went in, so nothing drifts but the double's own rounding). Rows are
+// f32 (the first output of a row left to right, each next one sliding: at most 2R + 6 roundings), exactly in integers
+// for u8. Down the band each output keeps the running sum of its window's 2R+1 row sums (double for f32, unsigned for
+// u8): the entering row's sum goes in, and the leaving row's, kept in the thread's own slots of a shared ring of 2R+1
+// rows, comes off (bit for bit the value that went in, so nothing drifts but the double's own rounding). Rows are
 // loaded kRowsPerStep at a time before any of them is used. The grid is kWaves waves of blocks:
 // bands short enough that an SM whose blocks finish early takes new ones.
 //
 // Measured on an H100 (2026-11-27, 4096^2 f32, copy ceiling 2984 GB/s): r=1 0.061 ms (the 3x3
-// convolution it replaces 0.062), r=2 0.068 (the 5x5 convolution 0.073). r=3 and 4 took 0.081 and
-// 0.097, slower than the sweep (0.075, 0.077): Nsight Compute at r=3 counted 35 M warp instructions
-// (row sums, ring indexing, the double column sums' finiteness tests) at 64 registers, 34% achieved
-// occupancy, so the path stops at r=2 (kBoxBlurDirectMaxRadius).
-//
-// Non-finite f32 samples (box_blur.cuh): a NaN or inf spoils the row sums it meets and the running
-// sum for the rest of the band (inf - inf is NaN), never an output whose window was finite; an
-// output that comes out non-finite is recomputed from its window (boxWindowMeanExact). A row sum
-// that overflows float is infinite, so its outputs are recomputed too.
+// convolution it replaces 0.062), r=2 0.065 (the 5x5 convolution 0.073). From r=3 on the sweep is
+// faster, so the path stops at r=2 (kBoxBlurDirectMaxRadius). With the radius a template argument up
+// to 8 (two vectors either side from r=5), in the same call, this kernel against the sweep: r=3
+// 0.082 / 0.075, r=4 0.095 / 0.077, r=7 0.200 / 0.081 ms. At 64 registers it spilled from r=3 on;
+// a row a step instead of 2 took the spills away (r=3 0.075, r=4 0.083, r=7 0.130), and 6 blocks
+// an SM with 2 or 3 rows a step was slower still. Nsight Compute at r=3 (the first version):
+// 35 M warp instructions, 34% achieved occupancy, 40% of DRAM bandwidth.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -95,10 +93,35 @@ GPULAB_HD void loadFour(const T* p, Row (&v)[4]) {
 #endif
 }
 
+/// Vectors of 4 samples a thread loads either side of its own: enough for R samples.
+template <int R>
+constexpr int kSideVectors = (R + 3) / 4;
+
+/// Whether columns x - 4V .. x + 3 + 4V (V = kSideVectors) lie inside the row and the rows take
+/// vector loads: the thread's window then needs no border mapping along x.
+template <class T, int R>
+GPULAB_HD bool interiorColumns(const DirectArgs<T>& a, int x, int width) {
+  constexpr int V = kSideVectors<R>;
+  return a.vectors && x >= 4 * V && x + 4 + 4 * V <= width;
+}
+
+/// Samples x - R .. x + 3 + R of row `row` by vector loads, where interiorColumns holds.
+template <class T, int R, class Row>
+GPULAB_HD void loadVectors(const T* row, int x, Row (&w)[4 + 2 * R]) {
+  constexpr int V = kSideVectors<R>;
+  Row v[2 * V + 1][4];
+  GPULAB_UNROLL
+  for (int i = 0; i < 2 * V + 1; ++i) loadFour(row + x + 4 * (i - V), v[i]);
+  GPULAB_UNROLL
+  for (int k = 0; k < 4 + 2 * R; ++k) {
+    const int s = 4 * V - R + k;  // sample k of the window in the loaded vectors
+    w[k] = v[s / 4][s % 4];
+  }
+}
+
 /// Samples x - R .. x + 3 + R of row y (any integer: border-mapped, the fill outside for Constant).
 template <class T, int R, class Row>
 GPULAB_HD void loadWindow(const DirectArgs<T>& a, const Plane<const T>& in, int x, int y, Row (&w)[4 + 2 * R]) {
-  static_assert(R >= 1 && R <= 4, "the neighbouring vectors hold 4 samples either side");
   const int ym = borderIndex(y, in.height, a.mode);
   if (ym < 0) {
     GPULAB_UNROLL
@@ -106,17 +129,8 @@ GPULAB_HD void loadWindow(const DirectArgs<T>& a, const Plane<const T>& in, int 
     return;
   }
   const T* row = in.row(ym);
-  if (a.vectors && x >= 4 && x + 8 <= in.width) {
-    Row l[4], c[4], r[4];
-    loadFour(row + x - 4, l);
-    loadFour(row + x, c);
-    loadFour(row + x + 4, r);
-    GPULAB_UNROLL
-    for (int k = 0; k < R; ++k) w[k] = l[4 - R + k];
-    GPULAB_UNROLL
-    for (int k = 0; k < 4; ++k) w[R + k] = c[k];
-    GPULAB_UNROLL
-    for (int k = 0; k < R; ++k) w[R + 4 + k] = r[k];
+  if (interiorColumns<T, R>(a, x, in.width)) {
+    loadVectors<T, R>(row, x, w);
     return;
   }
   for (int k = 0; k < 4 + 2 * R; ++k) {
@@ -141,31 +155,37 @@ GPULAB_HD void storeFour(bool vectors, T* dst, int x, int width, const T (&v)[4]
   for (int j = 0; j < 4 && x + j < width; ++j) dst[j] = v[j];
 }
 
-// Each output's 2R+1 samples of a row, left to right.
+// Each output's 2R+1 samples of a row: the first left to right, each next one sliding (the sample
+// entering added, the one leaving taken off).
 template <int R, class Row>
 GPULAB_HD void rowSums(const Row (&w)[4 + 2 * R], Row (&h)[4]) {
+  Row s = w[0];
   GPULAB_UNROLL
-  for (int j = 0; j < 4; ++j) {
-    Row s = w[j];
-    GPULAB_UNROLL
-    for (int k = 1; k <= 2 * R; ++k) s += w[j + k];
-    h[j] = s;
-  }
+  for (int k = 1; k <= 2 * R; ++k) s += w[k];
+  h[0] = s;
+  GPULAB_UNROLL
+  for (int j = 1; j < 4; ++j) h[j] = h[j - 1] + w[j + 2 * R] - w[j - 1];
 }
 
-// The thread's 4 columns from x of output rows [o0, o1). `ring` is the thread's slot 0 of the
-// ring of row sums; slot s starts ring + s * stride.
-template <class T, int R>
-GPULAB_HD void directBand(const DirectArgs<T>& a, const Plane<const T>& in, const Plane<T>& out,
-                          typename DirectSums<T>::Row* ring, int stride, int x, int o0, int o1) {
+// The thread's 4 columns from x of output rows [o0, o1). `ring` is the thread's slot 0 of the ring
+// of row sums; slot s starts ring + s * stride. kInside: the band's window rows lie inside the image
+// and interiorColumns holds, so rows are read by vector loads with no border mapping.
+template <class T, int R, bool kInside>
+GPULAB_HD void walkBand(const DirectArgs<T>& a, const Plane<const T>& in, const Plane<T>& out,
+                        typename DirectSums<T>::Row* ring, int stride, int x, int o0, int o1) {
   using Row = typename DirectSums<T>::Row;
   using Column = typename DirectSums<T>::Column;
-  constexpr int P = 2 * R + 1;  // ring slots: row o0 - R + i lives in slot i mod P
   constexpr int W = 4 + 2 * R;
   Column column[4] = {};
-  for (int i = 0; i < 2 * R; ++i) {  // rows o0 - R .. o0 + R - 1: every window row of o0 but its last
+  // Row o0 - R + i lives in slot i mod (2R + 1). Rows o0 - R .. o0 + R - 1 first: every window row
+  // of o0 but its last.
+  Row* const last = ring + 2 * R * stride;
+  for (int i = 0; i < 2 * R; ++i) {
     Row w[W], h[4];
-    loadWindow<T, R>(a, in, x, o0 - R + i, w);
+    if constexpr (kInside)
+      loadVectors<T, R>(in.row(o0 - R + i), x, w);
+    else
+      loadWindow<T, R>(a, in, x, o0 - R + i, w);
     rowSums<R>(w, h);
     GPULAB_UNROLL
     for (int j = 0; j < 4; ++j) {
@@ -173,41 +193,56 @@ GPULAB_HD void directBand(const DirectArgs<T>& a, const Plane<const T>& in, cons
       column[j] += static_cast<Column>(h[j]);
     }
   }
-  int enter = 2 * R, leave = 0;  // the slots of rows y + R and y - R
+  Row* enter = last;  // the slots of rows y + R and y - R
+  Row* leave = ring;
   for (int y = o0; y < o1; y += kRowsPerStep) {
     Row w[kRowsPerStep][W];
     GPULAB_UNROLL
     for (int u = 0; u < kRowsPerStep; ++u)
-      if (y + u < o1) loadWindow<T, R>(a, in, x, y + u + R, w[u]);
+      if (y + u < o1) {
+        if constexpr (kInside)
+          loadVectors<T, R>(in.row(y + u + R), x, w[u]);
+        else
+          loadWindow<T, R>(a, in, x, y + u + R, w[u]);
+      }
     GPULAB_UNROLL
     for (int u = 0; u < kRowsPerStep; ++u) {
       if (y + u >= o1) break;
       Row h[4];
       rowSums<R>(w[u], h);
       T v[4];
-      bool finite = true;
+      float probe = 0.f;  // f32: NaN once an output is NaN or infinite
       GPULAB_UNROLL
       for (int j = 0; j < 4; ++j) {
-        ring[enter * stride + j] = h[j];
+        enter[j] = h[j];
         column[j] += static_cast<Column>(h[j]);
         if constexpr (std::is_same_v<T, float>) {
           v[j] = static_cast<float>(column[j] * a.area.inv);
-          finite = finite && boxFinite(v[j]);
+          probe = fmaf(v[j], 0.f, probe);
         } else {
           v[j] = static_cast<T>(a.divide(column[j] + a.area.count / 2));
         }
-        column[j] -= static_cast<Column>(ring[leave * stride + j]);
+        column[j] -= static_cast<Column>(leave[j]);
       }
       if constexpr (std::is_same_v<T, float>) {
-        if (!finite)
+        if (probe != probe)
           for (int j = 0; j < 4 && x + j < out.width; ++j)
             if (!boxFinite(v[j])) v[j] = boxWindowMeanExact(in, 1, x + j, 0, y + u, R, a.mode, a.fill);
       }
       storeFour(a.vectors, out.row(y + u) + x, x, out.width, v);
-      enter = enter + 1 == P ? 0 : enter + 1;
-      leave = leave + 1 == P ? 0 : leave + 1;
+      enter = enter == last ? ring : enter + stride;
+      leave = leave == last ? ring : leave + stride;
     }
   }
+}
+
+template <class T, int R>
+GPULAB_HD void directBand(const DirectArgs<T>& a, const Plane<const T>& in, const Plane<T>& out,
+                          typename DirectSums<T>::Row* ring, int stride, int x, int o0, int o1) {
+  if (o0 - R >= 0 && o1 + R <= in.height && interiorColumns<T, R>(a, x, in.width))
+    walkBand<T, R, true>(a, in, out, ring, stride, x, o0, o1);
+  else
+    walkBand<T, R, false>(a, in, out, ring, stride, x, o0, o1);
 }
 
 template <class T, int R>

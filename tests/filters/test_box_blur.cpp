@@ -590,10 +590,9 @@ TEST(BoxBlurGpu, InterleavedPhotosMatchThePlanarRunAndTheReference) {
           BoxBlur blur(r, {mode, 77.0});
           const Image img = test::filterTestImage(w, h, channels, type, w * 3 + channels);
           const bool alphaKept = channels == 4 && type != PixelType::F32;
-          const bool direct = r <= kBoxDirectMaxRadius && type != PixelType::U16;  // planes, the direct path
-          ASSERT_EQ(blur.gpuLayout(shapeOf(img)),
-                    alphaKept || direct ? DeviceLayout::Planar : DeviceLayout::Interleaved);
-          if (alphaKept || direct) continue;
+          // The direct path's radii too: Auto keeps photos interleaved for the sweep.
+          ASSERT_EQ(blur.gpuLayout(shapeOf(img)), alphaKept ? DeviceLayout::Planar : DeviceLayout::Interleaved);
+          if (alphaKept) continue;
           DeviceImage interleavedOut, planarOut;
           const DeviceImage interleaved = gpu.upload(img, DeviceLayout::Interleaved);
           blur.runGpu(gpu, interleaved, interleavedOut);
@@ -618,6 +617,9 @@ TEST(BoxBlurGpu, InterleavedPhotosMatchThePlanarRunAndTheReference) {
   ring.setGpuPath(BoxGpuPath::TiledRing);
   EXPECT_EQ(ring.gpuLayout({64, 64, 3, PixelType::U8}), DeviceLayout::Planar);
   EXPECT_EQ(BoxBlur(500).gpuLayout({2000, 64, 3, PixelType::F32}), DeviceLayout::Planar);
+  BoxBlur direct(2);  // the direct path named: planes
+  direct.setGpuPath(BoxGpuPath::Direct);
+  EXPECT_EQ(direct.gpuLayout({64, 64, 3, PixelType::U8}), DeviceLayout::Planar);
   const DeviceImage rgb = gpu.upload(test::filterTestImage(9, 9, 3, PixelType::U8, 1), DeviceLayout::Interleaved);
   DeviceImage out;
   EXPECT_THROW(ring.runGpu(gpu, rgb, out), std::logic_error);

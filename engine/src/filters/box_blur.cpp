@@ -296,10 +296,12 @@ bool takesDirect(BoxGpuPath path, int radius, PixelType type) {
 
 DeviceLayout BoxBlur::gpuLayout(const ImageShape& in) const {
   // The sweep and fused paths filter every channel of interleaved rows: photos without an alpha to keep
-  // (2 or 3 channels; 4 in f32, where alpha is filtered too), radii it takes.
+  // (2 or 3 channels; 4 in f32, where alpha is filtered too), radii it takes. Auto keeps photos
+  // interleaved at the direct path's radii too: the sweep on interleaved rows beat the direct kernel
+  // on planes (6000x4000 RGB u8 r=2 on an H100: 0.113 against 0.159 ms).
   if (in.channels < 2 || radius_ < 1 ||
       (gpuPath_ != BoxGpuPath::Auto && gpuPath_ != BoxGpuPath::Fused && gpuPath_ != BoxGpuPath::Sweep) ||
-      in.type == PixelType::F64 || alphaPassesThrough(in.type, in.channels) || takesDirect(gpuPath_, radius_, in.type))
+      in.type == PixelType::F64 || alphaPassesThrough(in.type, in.channels))
     return DeviceLayout::Planar;
   int largest = 0;
   visitType(in.type, [&](auto sample) {

@@ -42,7 +42,9 @@ enum class BoxCpuMethod { Auto, Direct, Separable };
 
 /// The GPU kernel. Auto: for u8 and f32 planes of radius 1 and 2, Direct: the box's direct kernel
 /// (kernels::launchBoxBlurDirect), one read and one write of the image (u8 exact; f32 the mean of
-/// float row sums, within 2r float roundings of the exact mean); otherwise the sweep kernel
+/// float row sums, each with at most 2r + 6 float roundings); a photo's interleaved rows take the
+/// sweep at these radii too (6000x4000 RGB u8 r=2 on an H100: 0.113 ms interleaved, 0.159 planar
+/// direct); otherwise the sweep kernel
 /// up to its largest radius (kernels::boxBlurMaxSweepRadius: 240 on a plane, 127 for u16), then the
 /// ring when its window fits in shared memory, the stream up to the tiled paths' largest radius, the
 /// summed-area table beyond (a radius of 0 is a plain copy). Fused runs when named.

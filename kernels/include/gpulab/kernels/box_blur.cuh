@@ -33,7 +33,7 @@
 // either side), the 2R+1-sample row sums of its 4 outputs (float for f32, exact for u8), and a
 // running sum of the window's row sums down the band (double for f32), the leaving row's sum read
 // back from the thread's slots of a shared ring. u8 exact as above; f32 the mean of the float row
-// sums, within 2R roundings of a float of the exact mean.
+// sums, each of which carries at most 2R + 6 float roundings.
 //
 // u8 and u16 sums are exact integers (results rounded to nearest; the area is odd, so there are no ties).
 // f32 sums run in double, so results are the correctly rounded mean up to one float rounding.
