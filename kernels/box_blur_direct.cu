@@ -29,6 +29,7 @@
 #include "gpulab/kernels/box_blur.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/launch_support.hpp"
+#include "vector_loads.cuh"
 
 #if defined(__CUDA_ARCH__)
 #define GPULAB_UNROLL _Pragma("unroll")
@@ -75,22 +76,6 @@ struct DirectArgs {
 template <class T>
 GPULAB_HD Plane<T> planeAt(const Plane<T>& stack, int z) {
   return {stack.row(z * stack.height), stack.width, stack.height, stack.pitch};
-}
-
-// 4 samples from an aligned address (16 bytes for f32, 4 for u8), as row-sum values.
-template <class T, class Row>
-GPULAB_HD void loadFour(const T* p, Row (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<T, float>) {
-    const float4 q = __ldg(reinterpret_cast<const float4*>(p));
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  } else {
-    const uchar4 q = __ldg(reinterpret_cast<const uchar4*>(p));
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  }
-#else
-  for (int i = 0; i < 4; ++i) v[i] = static_cast<Row>(p[i]);
-#endif
 }
 
 /// Vectors of 4 samples a thread loads either side of its own: enough for R samples.

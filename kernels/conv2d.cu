@@ -8,6 +8,7 @@
 #include "gpulab/kernels/conv2d.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/launch_support.hpp"
+#include "vector_loads.cuh"
 
 #if defined(__CUDA_ARCH__)
 #define GPULAB_UNROLL _Pragma("unroll")
@@ -573,35 +574,6 @@ StreamGeometry streamGeometry(const Conv2DGeometry& geometry, int outWidth, int 
   s.bandRows = divUp(outHeight, bands);
   s.bands = divUp(outHeight, s.bandRows);
   return s;
-}
-
-/// 4 samples from a 16-byte (u8: 4-byte) aligned address, as Acc.
-template <class T, class Acc>
-GPULAB_HD void loadFour(const T* p, Acc (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<T, std::uint8_t>) {
-    const uchar4 q = __ldg(reinterpret_cast<const uchar4*>(p));
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
-  } else if constexpr (std::is_same_v<T, float>) {
-    const float4 q = __ldg(reinterpret_cast<const float4*>(p));
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
-  } else {
-    const double2 a = __ldg(reinterpret_cast<const double2*>(p));
-    const double2 b = __ldg(reinterpret_cast<const double2*>(p) + 1);
-    v[0] = a.x;
-    v[1] = a.y;
-    v[2] = b.x;
-    v[3] = b.y;
-  }
-#else
-  for (int i = 0; i < 4; ++i) v[i] = static_cast<Acc>(p[i]);
-#endif
 }
 
 /// Input columns [x - AX, x + 4 + KW - 1 - AX) of input row y (already border-mapped; -1: the

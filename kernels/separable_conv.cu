@@ -9,6 +9,7 @@
 
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/separable_conv.cuh"
+#include "vector_loads.cuh"
 
 #if defined(__CUDA_ARCH__)
 #define GPULAB_UNROLL _Pragma("unroll")
@@ -125,22 +126,6 @@ GPULAB_HD P planeAt(const P& stack, int height, int index) {
 
 // ---------------------------------------------------------------------------------------------
 // Phases
-
-/// Four samples from `p`, 4 * sizeof(T)-byte aligned: one 16-byte load for f32, 4 bytes for u8.
-template <class T>
-GPULAB_HD void loadFour(const T* p, float (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<T, float>) {
-    const float4 q = __ldg(reinterpret_cast<const float4*>(p));
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  } else {
-    const uchar4 q = __ldg(reinterpret_cast<const uchar4*>(p));
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  }
-#else
-  for (int e = 0; e < 4; ++e) v[e] = static_cast<float>(p[e]);
-#endif
-}
 
 /// A tile whose rows and columns all lie inside the plane: a warp a row, lane l taking samples
 /// l, l + 32, ... of it (coalesced loads of any alignment, and stores of 32 consecutive words, free
