@@ -15,12 +15,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gpulab/core/device_image.hpp"
@@ -451,64 +453,52 @@ Image emulateDirect(const BoxCase& c, int residentBlocks, bool aligned) {
   return emulateDirectOf(c, c.input(), residentBlocks, aligned);
 }
 
-TEST(BoxBlurDirect, HostThreadCodeMatchesTheReference) {
-  struct Size {
-    int w, h;
-  };
-  // Around the 4-column threads (1..9 columns), several bands of rows (45 rows: 5 bands of 9 at 5
-  // resident blocks), past one 512-column block and ending inside a vector (515, 1031).
-  const Size sizes[] = {{1, 1}, {3, 2}, {4, 9}, {9, 4}, {13, 12}, {37, 45}, {515, 7}, {1031, 11}};
+/// The direct path's table: these sizes, u8 (gray, RGBA) and f32 (gray, RGB), radius 1 up to its
+/// largest, every border (Constant with a zero and a nonzero value).
+std::vector<BoxCase> directCases(std::initializer_list<std::pair<int, int>> sizes) {
   struct Type {
     PixelType type;
     int channels;
   };
   const Type types[] = {{PixelType::U8, 1}, {PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
-  for (const Size& s : sizes)
+  std::vector<BoxCase> cases;
+  for (auto [w, h] : sizes)
     for (const Type& t : types)
       for (int r = 1; r <= kernels::kBoxBlurDirectMaxRadius; ++r)
         for (BorderMode m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
                              BorderMode::Constant})
-          for (bool nonzero : {false, true}) {
-            if (nonzero && m != BorderMode::Constant) continue;
-            const BoxCase c{{s.w, s.h, m, nonzero, t.type, t.channels}, r};
-            const Image ref = BoxBlur(c.radius, c.border()).runReference(c.input());
-            for (bool aligned : {true, false})
-              for (int resident : {264, 5})
-                EXPECT_TRUE(matches(c, ref, emulateDirect(c, resident, aligned), true))
-                    << c.name() << (aligned ? ", aligned" : ", unaligned") << ", " << resident << " resident blocks";
-          }
+          for (bool nonzero : {false, true})
+            if (!nonzero || m == BorderMode::Constant) cases.push_back({{w, h, m, nonzero, t.type, t.channels}, r});
+  return cases;
+}
+
+TEST(BoxBlurDirect, HostThreadCodeMatchesTheReference) {
+  // Around the 4-column threads (1..9 columns), several bands of rows (45 rows: 5 bands of 9 at 5
+  // resident blocks), past one 512-column block and ending inside a vector (515, 1031).
+  for (const BoxCase& c : directCases({{1, 1}, {3, 2}, {4, 9}, {9, 4}, {13, 12}, {37, 45}, {515, 7}, {1031, 11}})) {
+    const Image ref = BoxBlur(c.radius, c.border()).runReference(c.input());
+    for (bool aligned : {true, false})
+      for (int resident : {264, 5})
+        EXPECT_TRUE(matches(c, ref, emulateDirect(c, resident, aligned), true))
+            << c.name() << (aligned ? ", aligned" : ", unaligned") << ", " << resident << " resident blocks";
+  }
 }
 
 TEST(BoxBlurDirect, GpuMatchesTheReference) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
-  struct Size {
-    int w, h;
-  };
-  const Size sizes[] = {{1, 1}, {3, 2}, {4, 9}, {13, 12}, {37, 45}, {515, 7}, {1031, 11}, {640, 480}};
-  struct Type {
-    PixelType type;
-    int channels;
-  };
-  const Type types[] = {{PixelType::U8, 1}, {PixelType::U8, 4}, {PixelType::F32, 1}, {PixelType::F32, 3}};
-  for (const Size& s : sizes)
-    for (const Type& t : types)
-      for (int r = 1; r <= kBoxDirectMaxRadius; ++r)
-        for (BorderMode m : {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
-                             BorderMode::Constant})
-          for (bool nonzero : {false, true}) {
-            if (nonzero && m != BorderMode::Constant) continue;
-            const BoxCase c{{s.w, s.h, m, nonzero, t.type, t.channels}, r};
-            const Image in = c.input();
-            BoxBlur blur(c.radius, c.border());
-            blur.setGpuPath(BoxGpuPath::Direct);
-            DeviceImage out;
-            blur.runGpu(gpu, gpu.upload(in), out);
-            EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path direct") << c.name();
-            const Image got = gpu.download(out);
-            EXPECT_TRUE(matches(c, BoxBlur(c.radius, c.border()).runReference(in), got, true)) << c.name();
-            EXPECT_TRUE(alphaUnchanged(in, got)) << c.name();
-          }
+  static_assert(kBoxDirectMaxRadius == kernels::kBoxBlurDirectMaxRadius, "the engine takes every radius it has");
+  for (const BoxCase& c : directCases({{1, 1}, {3, 2}, {4, 9}, {13, 12}, {37, 45}, {515, 7}, {1031, 11}, {640, 480}})) {
+    const Image in = c.input();
+    BoxBlur blur(c.radius, c.border());
+    blur.setGpuPath(BoxGpuPath::Direct);
+    DeviceImage out;
+    blur.runGpu(gpu, gpu.upload(in), out);
+    EXPECT_EQ(blur.methodNote(Side::Gpu), "GPU path direct") << c.name();
+    const Image got = gpu.download(out);
+    EXPECT_TRUE(matches(c, BoxBlur(c.radius, c.border()).runReference(in), got, true)) << c.name();
+    EXPECT_TRUE(alphaUnchanged(in, got)) << c.name();
+  }
 }
 
 TEST(BoxBlurDirect, RefusesRadiiItDoesNotTakeAndMismatchedStacks) {
