@@ -21,6 +21,7 @@
 #include "gpulab/fft/fft.hpp"
 #include "gpulab/fft/fft_filter.hpp"
 #include "gpulab/io/image_io.hpp"
+#include "gpulab/kernels/fft_fused.cuh"
 #include "support/gpu_test.hpp"
 
 using namespace gpulab;
@@ -270,17 +271,19 @@ TEST_P(FftFilterTable, GpuMatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Small, FftFilterTable,
-                         ::testing::Combine(::testing::Values(std::make_tuple(1, 1), std::make_tuple(2, 3),
-                                                              std::make_tuple(7, 5), std::make_tuple(13, 12),
-                                                              std::make_tuple(31, 17), std::make_tuple(1, 6),
-                                                              std::make_tuple(5, 1)),
-                                            ::testing::ValuesIn([] {
-                                              auto specs = allSpecs(FftPadding::None);
-                                              for (const auto& s : allSpecs(FftPadding::Mirror)) specs.push_back(s);
-                                              return specs;
-                                            }())),
-                         tableName);
+INSTANTIATE_TEST_SUITE_P(
+    Small, FftFilterTable,
+    ::testing::Combine(::testing::Values(std::make_tuple(1, 1), std::make_tuple(2, 3), std::make_tuple(7, 5),
+                                         std::make_tuple(13, 12), std::make_tuple(31, 17), std::make_tuple(1, 6),
+                                         std::make_tuple(5, 1),
+                                         // the fused path: without padding, mirrored, both
+                                         std::make_tuple(32, 32), std::make_tuple(16, 16), std::make_tuple(64, 32)),
+                       ::testing::ValuesIn([] {
+                         auto specs = allSpecs(FftPadding::None);
+                         for (const auto& s : allSpecs(FftPadding::Mirror)) specs.push_back(s);
+                         return specs;
+                       }())),
+    tableName);
 
 TEST(FftFilterCpu, AllPassReturnsTheInput) {
   for (FftPadding padding : {FftPadding::None, FftPadding::Mirror}) {
@@ -340,6 +343,94 @@ TEST(FftFilterCpu, CancelAndProgress) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The fused path (power-of-two f32 transforms): which shapes take it, and its thread code run on
+// the host, so the passes are checked without a GPU
+
+namespace {
+
+kernels::FreqMask maskFor(const FftFilterSpec& s) {
+  return {static_cast<kernels::FreqBand>(s.band), static_cast<kernels::FreqShape>(s.shape), s.cutoff, s.cutoff2,
+          s.order};
+}
+
+/// The fused passes' thread code on the host, on a one-channel f32 image.
+Image fusedOnHost(const FftFilterSpec& spec, const Image& img) {
+  static const std::vector<float2> twiddles = [] {
+    std::vector<float2> table(kernels::kFftTwiddleCount);
+    kernels::fftTwiddlesOnHost(table.data());
+    return table;
+  }();
+  Image out(img.width(), img.height(), 1, PixelType::F32);
+  const kernels::Plane<const float> in{reinterpret_cast<const float*>(img.data()), img.width(), img.height(),
+                                       img.rowBytes()};
+  const kernels::Plane<float> result{reinterpret_cast<float*>(out.data()), out.width(), out.height(), out.rowBytes()};
+  kernels::runFusedFftFilterOnHost(in, result, maskFor(spec), twiddles.data());
+  return out;
+}
+
+}  // namespace
+
+TEST(FftFilterFused, TakesPowerOfTwoF32TransformsFrom32To8192) {
+  const FftFilter none(makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.25, 0.5, 2, FftPadding::None));
+  const FftFilter mirror(makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.25, 0.5, 2, FftPadding::Mirror));
+  EXPECT_TRUE(none.takesFusedPath({4096, 4096, 1, PixelType::F32}));
+  EXPECT_TRUE(none.takesFusedPath({32, 8192, 3, PixelType::U8}));
+  EXPECT_FALSE(none.takesFusedPath({4096, 4096, 1, PixelType::F64}));  // f64 runs on cuFFT
+  EXPECT_FALSE(none.takesFusedPath({16, 4096, 1, PixelType::F32}));
+  EXPECT_FALSE(none.takesFusedPath({16384, 32, 1, PixelType::F32}));
+  EXPECT_FALSE(none.takesFusedPath({96, 64, 1, PixelType::F32}));
+  EXPECT_TRUE(mirror.takesFusedPath({16, 4096, 1, PixelType::F32}));  // a 32 x 8192 transform
+  EXPECT_FALSE(mirror.takesFusedPath({8192, 64, 1, PixelType::F32}));
+}
+
+TEST(FftFilterFused, HostThreadCodeMatchesTheReference) {
+  for (auto [w, h] : {std::pair{32, 32}, std::pair{64, 32}, std::pair{32, 64}})
+    for (const FftFilterSpec& base : allSpecs(FftPadding::None)) {
+      const FftFilterSpec spec = tableSpec(base, w, h);
+      const Image img = testImage(w, h, 1, PixelType::F32, 41 + w * h);
+      EXPECT_TRUE(test::imagesNear(FftFilter(spec).runReference(img), fusedOnHost(spec, img), 1e-5))
+          << w << "x" << h << " " << specName(spec);
+    }
+}
+
+TEST(FftFilterFused, HostThreadCodeScalesExtremeRangesExactly) {
+  // Samples near 2^127 (whose sums overflow) or 2^-120 (whose products with the gains and 1/(W H)
+  // fall below the normal range) are scaled by a power of two before the passes and back after: the
+  // result is the ordinary one times that power, to the bit.
+  const FftFilterSpec spec = makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.25, 0.5, 2, FftPadding::None);
+  const Image img = testImage(64, 32, 1, PixelType::F32, 47);
+  const Image plain = fusedOnHost(spec, img);
+  for (int e : {127, -120}) {
+    Image scaled = img, expected = plain;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) {
+        scaled.at<float>(x, y) = std::ldexp(img.at<float>(x, y), e);
+        expected.at<float>(x, y) = std::ldexp(plain.at<float>(x, y), e);
+      }
+    const Image got = fusedOnHost(spec, scaled);
+    int differ = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) differ += got.at<float>(x, y) != expected.at<float>(x, y);
+    EXPECT_EQ(differ, 0) << "2^" << e;
+  }
+}
+
+TEST(FftFilterFused, HostThreadCodeMatchesOpenCvAtEveryTransformLength) {
+  // Row transforms of W/2 = 16..4096 points and column transforms of H = 32..8192: every pass
+  // count (1 to 4) and every last radix (16, 2, 4, 8).
+  for (auto [w, h] : {std::pair{32, 8192}, std::pair{8192, 32}, std::pair{64, 128}, std::pair{128, 256},
+                      std::pair{256, 512}, std::pair{1024, 64}, std::pair{512, 1024}, std::pair{2048, 32},
+                      std::pair{4096, 64}, std::pair{64, 2048}, std::pair{32, 4096}})
+    for (const FftFilterSpec& spec :
+         {makeSpec(FreqBand::Bandpass, FreqShape::Butterworth, 0.05, 0.4, 2, FftPadding::None),
+          makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.25, 0.5, 2, FftPadding::None)}) {
+      const Image img = testImage(w, h, 1, PixelType::F32, 43 + w + h);
+      EXPECT_TRUE(test::imagesNear(FftFilter(spec).runCpu(img), fusedOnHost(spec, img), 1e-5))
+          << w << "x" << h << " " << specName(spec);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // GPU: the mask itself, through the impulse response, at every bin
 
 class FftFilterImpulse : public ::testing::TestWithParam<std::tuple<std::tuple<int, int>, PixelType>> {};
@@ -380,7 +471,8 @@ TEST_P(FftFilterImpulse, GpuResponseSpectrumIsTheGainFormula) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, FftFilterImpulse,
                          ::testing::Combine(::testing::Values(std::make_tuple(64, 48), std::make_tuple(31, 17),
-                                                              std::make_tuple(16, 1), std::make_tuple(1, 9)),
+                                                              std::make_tuple(16, 1), std::make_tuple(1, 9),
+                                                              std::make_tuple(64, 32)),  // fused in f32
                                             ::testing::Values(PixelType::F32, PixelType::F64)));
 
 // ---------------------------------------------------------------------------------------------
@@ -392,7 +484,10 @@ TEST(FftFilterGpu, MatchesCpuOnLargerImages) {
   for (FftPadding padding : {FftPadding::None, FftPadding::Mirror})
     for (auto [w, h, channels, type] :
          {std::tuple{257, 131, 1, PixelType::F32}, std::tuple{640, 480, 4, PixelType::U8},
-          std::tuple{333, 211, 2, PixelType::F64}, std::tuple{1024, 768, 3, PixelType::F32}}) {
+          std::tuple{333, 211, 2, PixelType::F64}, std::tuple{1024, 768, 3, PixelType::F32},
+          // the fused path (mirrored: 1024 x 512, 512 x 256, 8192 x 64 and 64 x 4096 transforms)
+          std::tuple{512, 256, 3, PixelType::F32}, std::tuple{256, 128, 4, PixelType::U8},
+          std::tuple{4096, 32, 1, PixelType::F32}, std::tuple{32, 2048, 2, PixelType::F32}}) {
       FftFilter filter(makeSpec(FreqBand::Bandpass, FreqShape::Butterworth, 0.05, 0.4, 2, padding));
       const Image img = testImage(w, h, channels, type, 31);
       DeviceImage out;
@@ -428,14 +523,15 @@ TEST(FftFilterGpu, AllPassReturnsTheInputAndAlphaPassesThrough) {
 TEST(FftFilterGpu, InPlaceEqualsOutOfPlace) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
-  for (auto [channels, type] : {std::pair{1, PixelType::F32}, std::pair{4, PixelType::U8}}) {
-    FftFilter filter(makeSpec(FreqBand::Highpass, FreqShape::Gaussian, 0.2, 1, 1, FftPadding::None));
-    const Image img = testImage(100, 75, channels, type, 47);
-    DeviceImage a = gpu.upload(img), b;
-    filter.runGpu(gpu, a, b);
-    filter.runGpu(gpu, a, a);
-    EXPECT_TRUE(test::imagesNear(gpu.download(b), gpu.download(a), 0)) << img.describe();
-  }
+  for (auto [w, h] : {std::pair{100, 75}, std::pair{128, 64}})  // cuFFT, fused
+    for (auto [channels, type] : {std::pair{1, PixelType::F32}, std::pair{4, PixelType::U8}}) {
+      FftFilter filter(makeSpec(FreqBand::Highpass, FreqShape::Gaussian, 0.2, 1, 1, FftPadding::None));
+      const Image img = testImage(w, h, channels, type, 47);
+      DeviceImage a = gpu.upload(img), b;
+      filter.runGpu(gpu, a, b);
+      filter.runGpu(gpu, a, a);
+      EXPECT_TRUE(test::imagesNear(gpu.download(b), gpu.download(a), 0)) << img.describe();
+    }
 }
 
 TEST(FftFilterGpu, PlanCreationIsReportedOnceAndApart) {
@@ -459,17 +555,18 @@ TEST(FftFilterGpu, PlanCreationIsReportedOnceAndApart) {
 TEST(FftFilterGpu, ProfileTimesEachStageAndLeavesTheResult) {
   GPULAB_REQUIRE_GPU();
   GpuContext gpu;
-  for (FftPadding padding : {FftPadding::None, FftPadding::Mirror}) {
-    FftFilter filter(makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.2, 1, 1, padding));
-    const Image img = testImage(512, 384, 1, PixelType::F32, 59);
-    DeviceImage in = gpu.upload(img), out;
-    const FftStageTimes t = filter.profileGpu(gpu, in, out, {1, 3});
-    EXPECT_GT(t.forward.medianMs, 0.0);
-    EXPECT_GT(t.multiply.medianMs, 0.0);
-    EXPECT_GT(t.inverse.medianMs, 0.0);
-    EXPECT_EQ(t.pad.reps, padding == FftPadding::Mirror ? 3 : 0);
-    EXPECT_TRUE(test::imagesNear(filter.runCpu(img), gpu.download(out), 1e-5));
-  }
+  for (FftPadding padding : {FftPadding::None, FftPadding::Mirror})
+    for (auto [w, h] : {std::pair{512, 384}, std::pair{256, 128}}) {  // cuFFT, fused
+      FftFilter filter(makeSpec(FreqBand::Lowpass, FreqShape::Gaussian, 0.2, 1, 1, padding));
+      const Image img = testImage(w, h, 1, PixelType::F32, 59);
+      DeviceImage in = gpu.upload(img), out;
+      const FftStageTimes t = filter.profileGpu(gpu, in, out, {1, 3});
+      EXPECT_GT(t.forward.medianMs, 0.0);
+      EXPECT_GT(t.multiply.medianMs, 0.0);
+      EXPECT_GT(t.inverse.medianMs, 0.0);
+      EXPECT_EQ(t.pad.reps, padding == FftPadding::Mirror ? 3 : 0);
+      EXPECT_TRUE(test::imagesNear(filter.runCpu(img), gpu.download(out), 1e-5));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

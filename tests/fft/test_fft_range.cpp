@@ -238,7 +238,8 @@ TEST_P(FftRangeTable, ConvolutionGpuIsFiniteAndMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Hostile, FftRangeTable,
                          ::testing::Combine(::testing::Values(std::make_tuple(1, 1), std::make_tuple(2, 3),
                                                               std::make_tuple(13, 12), std::make_tuple(17, 9),
-                                                              std::make_tuple(16, 16)),
+                                                              std::make_tuple(16, 16),
+                                                              std::make_tuple(32, 32)),  // f32: the fused path
                                             ::testing::Values(Range::Huge, Range::Tiny, Range::Mixed)),
                          caseName);
 

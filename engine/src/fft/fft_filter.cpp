@@ -13,6 +13,7 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_conv.cuh"
 #include "gpulab/kernels/fft_filter.cuh"
+#include "gpulab/kernels/fft_fused.cuh"
 #include "internal/cv_interop.hpp"
 #include "internal/fft_filter_mask.hpp"
 #include "internal/fft_range.hpp"
@@ -148,9 +149,16 @@ void FftFilter::enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
     inverseOut = real_.data();
   }
 
-  if (stages == 0) {  // prepare(): plans only
-    plans_.plan(forwardKey, stream);
-    plans_.plan(inverseKey, stream);
+  const bool fused = std::is_same_v<Real, float> && !cufftOnly_ && kernels::fusedFftFilterSupports(fw, fh);
+  if (fused && twiddles_.size() == 0) {
+    growDeviceBuffer(twiddles_, kernels::kFftTwiddleCount * sizeof(float2), stream);
+    kernels::launchFftTwiddles(twiddles_.as<float2>(), stream);
+  }
+  if (stages == 0) {  // prepare(): plans (or the fused path's twiddles) only
+    if (!fused) {
+      plans_.plan(forwardKey, stream);
+      plans_.plan(inverseKey, stream);
+    }
     return;
   }
   if (!inPlace && (stages & kPad)) {
@@ -160,13 +168,39 @@ void FftFilter::enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
     region.mode = kernels::BorderMode::Reflect;  // mirror padding; without padding no index leaves the image
     kernels::launchBorderPad<T, Real>(planeOf<T>(in, 0), planes, real_.as<Real>(), region, stream);
   }
-  if (stages & kForward) plans_.execute(forwardKey, forwardIn, spectrum_.data(), stream);
-  if (stages & kMultiply) {
-    const Real scale = Real(1) / (static_cast<Real>(fw) * static_cast<Real>(fh));
-    kernels::launchApplyFreqMask<Real>(spectrum_.as<kernels::Complex<Real>>(), fw, fh, planes, maskOf(spec_), scale,
-                                       stream);
+  const Real scale = Real(1) / (static_cast<Real>(fw) * static_cast<Real>(fh));
+  if (fused) {
+    // Rows forward, columns forward + gain + inverse, rows inverse (gpulab/kernels/fft_fused.cuh).
+    const std::size_t inPitch = inPlace ? in.pitch() : fw * sizeof(float);
+    const std::size_t outPitch = inPlace ? out.pitch() : fw * sizeof(float);
+    const kernels::Plane<const float> stackIn{static_cast<const float*>(forwardIn), fw, fh * planes, inPitch};
+    const kernels::Plane<float> stackOut{static_cast<float*>(inverseOut), fw, fh * planes, outPitch};
+    const auto* twiddles = twiddles_.as<float2>();
+    // f32 input: its largest finite |sample|, from which the row passes pick the range scaling on
+    // the GPU (internal/fft_range.hpp), so nothing waits for the host. u8 needs none.
+    const unsigned long long* maxBits = nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      growDeviceBuffer(rangeBits_, sizeof(unsigned long long), stream);
+      maxBits = rangeBits_.as<unsigned long long>();
+      if (stages & kForward) {
+        GPULAB_CUDA_CHECK(cudaMemsetAsync(rangeBits_.data(), 0, sizeof(unsigned long long), stream));
+        kernels::launchMaxFiniteAbs<float>(planesOf<float>(in, planes), rangeBits_.as<unsigned long long>(), stream);
+      }
+    }
+    if (stages & kForward)
+      kernels::launchFusedRowsForward(stackIn, planes, spectrum_.as<float2>(), twiddles, maxBits, stream);
+    if (stages & kMultiply)
+      kernels::launchFusedColumnsFilter(spectrum_.as<float2>(), fw, fh, planes, maskOf(spec_),
+                                        static_cast<float>(scale), twiddles, stream);
+    if (stages & kInverse)
+      kernels::launchFusedRowsInverse(spectrum_.as<float2>(), stackOut, planes, twiddles, maxBits, stream);
+  } else {
+    if (stages & kForward) plans_.execute(forwardKey, forwardIn, spectrum_.data(), stream);
+    if (stages & kMultiply)
+      kernels::launchApplyFreqMask<Real>(spectrum_.as<kernels::Complex<Real>>(), fw, fh, planes, maskOf(spec_), scale,
+                                         stream);
+    if (stages & kInverse) plans_.execute(inverseKey, spectrum_.data(), inverseOut, stream);
   }
-  if (stages & kInverse) plans_.execute(inverseKey, spectrum_.data(), inverseOut, stream);
   if (stages & kCrop) {
     if (!inPlace)
       kernels::launchCropConvert<Real, T>(real_.as<Real>(), fw, fh, 0, 0, planes, stackOf<T>(out), out.height(),
@@ -196,6 +230,10 @@ double FftFilter::prepareGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage
 void FftFilter::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out) {
   checkInput(in);
   shapeOutput(in, out);
+  if (takesFusedPath(shapeOf(in))) {  // it scales extreme ranges itself, on the GPU
+    visitTransformType(in.type(), [&](auto t, auto r) { enqueue<decltype(t), decltype(r)>(gpu, in, out, kAllStages); });
+    return;
+  }
   // Extreme ranges (internal/fft_range.hpp): transform a copy scaled by 2^-e, scale the result by 2^e.
   const int e = fftRangeExponent(deviceFiniteMaxAbs(gpu, in, in.channels(), rangeBits_));
   if (e == 0) {
@@ -225,6 +263,12 @@ FftStageTimes FftFilter::profileGpu(GpuContext& gpu, const DeviceImage& in, Devi
   runGpu(gpu, in, out);
   gpu.synchronize();
   return times;
+}
+
+bool FftFilter::takesFusedPath(const ImageShape& in) const {
+  const auto [fw, fh] = fftSize(in.width, in.height);
+  return !cufftOnly_ && (in.type == PixelType::F32 || in.type == PixelType::U8) &&
+         kernels::fusedFftFilterSupports(fw, fh);
 }
 
 std::size_t FftFilter::pipelineBytesMoved(const ImageShape& in) const {

@@ -22,17 +22,11 @@
 
 namespace gpulab {
 
-/// Below 2^-64 or from 2^64 up, a largest |value| is brought to [0.5, 1).
-inline constexpr int kFftRangeLimitExponent = 64;
+using kernels::kFftRangeLimitExponent;
 
 /// The exponent e to scale by 2^-e before the transform (and 2^e after) for a largest finite
 /// |value| of `maxAbs`; 0 for ordinary ranges, zero and non-finite values.
-inline int fftRangeExponent(double maxAbs) {
-  if (!(maxAbs > 0) || !std::isfinite(maxAbs)) return 0;
-  int e = 0;
-  std::frexp(maxAbs, &e);  // maxAbs = m 2^e, m in [0.5, 1)
-  return e > kFftRangeLimitExponent || e <= -kFftRangeLimitExponent ? e : 0;
-}
+inline int fftRangeExponent(double maxAbs) { return kernels::fftRangeExponentOf(maxAbs); }
 
 /// The largest finite |value| of a one-channel Mat of any depth (NaN and infinities skipped).
 inline double finiteMaxAbs(const cv::Mat& plane) {

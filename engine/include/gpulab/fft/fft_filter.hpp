@@ -22,7 +22,9 @@
 //
 // Pipeline: forward real FFT, one fused kernel that computes the gain of each half-spectrum bin on
 // the fly and multiplies it in together with the inverse's 1/(N_x N_y) normalisation (no mask buffer),
-// inverse real FFT. Padding None transforms the image as it is (periodic: opposite edges meet);
+// inverse real FFT. f32 transforms with power-of-two sides (32..8192) take three passes of our own
+// kernels instead (takesFusedPath): rows forward; each column's FFT, gain and inverse FFT at once;
+// rows inverse. Padding None transforms the image as it is (periodic: opposite edges meet);
 // Mirror transforms the 2W x 2H image reflected about its right and bottom edges (cba|abc), which is
 // continuous across the period, so edges do not ring; the W x H top-left quarter is the result.
 //
@@ -127,8 +129,19 @@ class FftFilter final : public Operation {
   /// image is transformed in place: f32/f64 without padding). `out` holds the filtered image after.
   FftStageTimes profileGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& out, TimingOptions options = {});
 
+  /// True when runGpu takes the fused path for `in`: f32 transforms (u8 and f32 images) whose
+  /// sides (after padding) are powers of two from 32 to 8192. Three passes of our own FFT kernels,
+  /// each one read and one write: rows forward, then every column's forward FFT, gain and inverse
+  /// FFT in shared memory, then rows inverse. Other sizes and f64 run on cuFFT (forward, mask
+  /// kernel, inverse). profileGpu's forward, multiply and inverse are those three passes.
+  bool takesFusedPath(const ImageShape& in) const;
+  /// Keeps every shape on cuFFT (default false): the comparison `fft --bench` and the bench's
+  /// fft-lowpass-cufft row print.
+  void setCufftOnly(bool cufftOnly) noexcept { cufftOnly_ = cufftOnly; }
+
   /// Bytes the GPU path must move at least when each transform is one pass (read its input once,
-  /// write its output once) and the multiply one read and one write of the half spectra.
+  /// write its output once) and the multiply one read and one write of the half spectra (on the
+  /// fused path: the same bytes, with the column pass in the multiply's place).
   std::size_t pipelineBytesMoved(const ImageShape& in) const;
 
  private:
@@ -137,9 +150,11 @@ class FftFilter final : public Operation {
 
   FftFilterSpec spec_;
   FftPlanCache plans_;
-  DeviceBuffer real_;        // padded or converted planes (packed), when the image is not transformed in place
-  DeviceBuffer spectrum_;    // half spectra of every filtered channel
-  DeviceBuffer rangeBits_;   // the input's largest finite |sample|, for range scaling
+  DeviceBuffer real_;       // padded or converted planes (packed), when the image is not transformed in place
+  DeviceBuffer spectrum_;   // half spectra of every filtered channel
+  DeviceBuffer rangeBits_;  // the input's largest finite |sample|, for range scaling
+  DeviceBuffer twiddles_;   // the fused path's twiddle table (kernels::kFftTwiddleCount float2)
+  bool cufftOnly_ = false;
   DeviceImage scaledInput_;  // the input times 2^-e, only for extreme ranges (internal/fft_range.hpp)
 };
 

@@ -140,6 +140,19 @@ void launchTrivialInverse(const Complex<Real>* spectrum, Real* real, std::size_t
 template <class Real>
 void launchMaxFiniteAbs(Plane<const Real> stack, unsigned long long* maxBits, cudaStream_t stream);
 
+/// Below 2^-64 or from 2^64 up, a largest |value| is brought to [0.5, 1) (internal/fft_range.hpp).
+inline constexpr int kFftRangeLimitExponent = 64;
+
+/// The exponent e to scale by 2^-e before the transform (and 2^e after) for a largest finite
+/// |value| of `maxAbs`; 0 for ordinary ranges, zero and non-finite values. Host and device: the
+/// fused path chooses it on the GPU, with no wait for the host.
+GPULAB_HD int fftRangeExponentOf(double maxAbs) {
+  if (!(maxAbs > 0) || !(maxAbs <= 1.7976931348623157e308)) return 0;
+  int e = 0;
+  frexp(maxAbs, &e);  // maxAbs = m 2^e, m in [0.5, 1)
+  return e > kFftRangeLimitExponent || e <= -kFftRangeLimitExponent ? e : 0;
+}
+
 /// How far beyond the largest finite Real a descaled transform result may fall and still be taken as
 /// that value (descalePow2): 2^-16 relative, above the float transforms' rounding (a few ulps times
 /// log2 of the size) and below their accuracy contract (2e-5 of the largest sample).
