@@ -8,12 +8,11 @@
 // the table says what it took on the GPU and on the CPU), convK-sep (a KxK Gaussian, rank 1, by the
 // separable method; convK-sep-direct, -fft and -auto the same kernel by those methods), gaussianK (a
 // K-tap Gaussian blur; gaussianK-two-pass through its two-pass GPU kernels), fft-lowpass (the FFT low-pass
-// as `fft
-// --bench` times it), any registered operation by its name with default parameters, and
-// mandel-seahorse / mandel-full (1920x1080, 1000 iterations, f32 and f64; GPU is the optimized
-// kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all cores),
-// medianK (medianK-forgetful / -radix / -histogram: that GPU selection), erodeK / dilateK / openK / closeK (a KxK
-// rectangle; -ellipse for the ellipse). --rgb8 WxH runs the image operations on a WxH RGB 8-bit image instead (a
+// as `fft --bench` times it; fft-lowpass-cufft the same on cuFFT where the fused passes would run), any registered
+// operation by its name with default parameters, and mandel-seahorse / mandel-full (1920x1080, 1000 iterations, f32 and
+// f64; GPU is the optimized kernel with the plain kernel's time beside it; CPU the same optimized algorithm on all
+// cores), medianK (medianK-forgetful / -radix / -histogram: that GPU selection), erodeK / dilateK / openK / closeK (a
+// KxK rectangle; -ellipse for the ellipse). --rgb8 WxH runs the image operations on a WxH RGB 8-bit image instead (a
 // photo's shape; no Mandelbrot rows). Transfer rows, in a table of their own with GB/s against the pinned
 // host <-> device copy ceiling measured in the same run: photo-u8 / photo-u16 (a 6000x4000 RGB photo: upload,
 // box r=15 / auto-levels, download; with the image pinned, pageable, and pageable in one band, the unpipelined
@@ -58,7 +57,7 @@ constexpr const char* kAllOps =
     "upload-f32,pinning";
 constexpr const char* kOpForms =
     "boxK (odd K), sobel, convK, convK-fft, convK-auto, convK-sep(-direct|-fft|-auto), gaussianK(-two-pass) (odd K), "
-    "fft-lowpass, mandel-seahorse, mandel-full, medianK(-select) "
+    "fft-lowpass(-cufft), mandel-seahorse, mandel-full, medianK(-select) "
     "(odd K), "
     "erodeK / dilateK / openK / closeK (-ellipse), photo-u8, photo-u16, upload-f32, pinning or a registered operation";
 
@@ -77,6 +76,7 @@ struct BenchOp {
   std::string operation;  ///< registered name; empty for fft-lowpass and the Mandelbrot views
   ParamValues values;
   bool lowpass = false;
+  bool lowpassCufft = false;  ///< fft-lowpass-cufft: cuFFT even where the fused passes would run
   std::optional<MandelbrotView> mandelbrot;
   double weightSum = 1;  ///< sum of |weights|: how far a result can reach per unit of input
   bool exact = false;    ///< picks samples (median, morphology) or decides edges (Canny): GPU == CPU
@@ -113,8 +113,9 @@ int sideIn(const std::string& name, std::size_t begin, std::size_t end) {
 BenchOp parseOp(const std::string& name) {
   BenchOp op;
   op.name = name;
-  if (name == "fft-lowpass") {
+  if (name == "fft-lowpass" || name == "fft-lowpass-cufft") {
     op.lowpass = true;  // a Gaussian low-pass: a positive kernel summing to 1, weightSum 1
+    op.lowpassCufft = name == "fft-lowpass-cufft";
     return op;
   }
   if (name == "mandel-seahorse" || name == "mandel-full") {
@@ -569,7 +570,9 @@ void run(const BenchArgs& a) {
     std::unique_ptr<Operation> operation;
     try {
       if (op.lowpass) {
-        operation = std::make_unique<FftFilter>(lowpassSpec());
+        auto filter = std::make_unique<FftFilter>(lowpassSpec());
+        filter->setCufftOnly(op.lowpassCufft);
+        operation = std::move(filter);
       } else if (op.gaussianSize > 0) {
         auto blur = std::make_unique<GaussianBlur>(0.0, op.gaussianSize);
         blur->setFusedGpu(!op.gaussianTwoPass);

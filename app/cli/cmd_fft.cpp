@@ -273,21 +273,36 @@ void bench(const FftArgs& a) {
   spec.cutoff = 0.25;
   FftFilter lowpass(spec);
   const Measurement low = measure(lowpass, img, setup, policy).record;
-  std::printf("\nFFT low-pass (%s), forward R2C + fused mask multiply + inverse C2R:\n", lowpass.describe().c_str());
+  const bool fused = lowpass.takesFusedPath(shapeOf(img));
+  std::printf("\nFFT low-pass (%s), %s:\n", lowpass.describe().c_str(),
+              fused ? "fused passes: rows forward, each column's FFT + gain + inverse FFT, rows inverse"
+                    : "cuFFT forward R2C + mask multiply + inverse C2R");
   if (low.gpu) {
-    std::printf("  plan creation %.3f ms (%zu plans, once per shape)\n", low.gpu->prepareMs, lowpass.plans().size());
-    std::printf("  GPU compute %s   [issue 4 target on an H200: <= 0.30 ms]\n", low.gpu->compute.describe().c_str());
+    if (fused)
+      std::printf("  no cuFFT plans (one twiddle table, computed on first use)\n");
+    else
+      std::printf("  plan creation %.3f ms (%zu plans, once per shape)\n", low.gpu->prepareMs, lowpass.plans().size());
+    std::printf("  GPU compute %s   [issue 14 target on an H200: <= 0.2 ms]\n", low.gpu->compute.describe().c_str());
     DeviceImage out;
     const FftStageTimes stages = lowpass.profileGpu(*gpu, resident, out, {policy.gpuWarmup, reps});
     std::printf("  stages: %s\n", stageLine({{"pad", stages.pad},
-                                             {"forward", stages.forward},
-                                             {"multiply", stages.multiply},
-                                             {"inverse", stages.inverse},
+                                             {fused ? "rows forward" : "forward", stages.forward},
+                                             {fused ? "columns" : "multiply", stages.multiply},
+                                             {fused ? "rows inverse" : "inverse", stages.inverse},
                                              {"crop", stages.crop}})
                                       .c_str());
     printTraffic(lowpass.pipelineBytesMoved(shapeOf(img)), low.gpu->compute.medianMs, copyGBs);
     std::printf("  (the filter as a whole must read and write the image once: %.4f ms at the copy bandwidth)\n",
                 static_cast<double>(2 * imageBytes) / (copyGBs * 1e6));
+  }
+  if (low.gpu && fused) {  // the same filter on cuFFT, for comparison
+    FftFilter cufft(spec);
+    cufft.setCufftOnly(true);
+    MeasureSetup gpuOnly = setup;
+    gpuOnly.wantCpu = false;
+    const Measurement viaCufft = measure(cufft, img, gpuOnly, policy).record;
+    if (viaCufft.gpu)
+      std::printf("  the same on cuFFT (R2C + mask + C2R): %s\n", viaCufft.gpu->compute.describe().c_str());
   }
   if (low.cpu) {
     std::printf("  CPU (OpenCV cv::dft, %d threads): %s", low.cpu->threads, low.cpu->time.describe().c_str());
