@@ -514,6 +514,25 @@ TEST(CliBench, ConvolutionMethodsAndTheFftLowpassHaveTheirRows) {
   EXPECT_NE(lineStartingWith(o.out, "conv31-auto").find("auto -> "), std::string::npos) << describe(o);
 }
 
+TEST(CliBench, TheFftLowpassHasAFusedAndACufftRow) {
+  // 64x64: a power of two, so fft-lowpass takes the fused passes on a GPU and fft-lowpass-cufft does
+  // not; both match the CPU's cv::dft.
+  const std::string jsonPath = file("bench-fft.json");
+  const Outcome o =
+      runCli({"bench", "--size", "64", "--reps", "2", "--ops", "fft-lowpass,fft-lowpass-cufft", "--json", jsonPath});
+  ASSERT_EQ(o.exitCode, 0) << describe(o);
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(slurp(jsonPath))) << slurp(jsonPath);
+  ASSERT_EQ(report["records"].size(), cudaAvailable() ? 4u : 2u) << report.dump(2);
+  for (const auto& r : report["records"]) {
+    EXPECT_EQ(r["method"], "fft") << r.dump();
+    EXPECT_EQ(r["params"]["filter"], "lowpass") << r.dump();
+    if (r["impl"] == "gpu") EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4) << r.dump();
+  }
+  for (const char* row : {"fft-lowpass ", "fft-lowpass-cufft"})
+    EXPECT_NE(lineStartingWith(o.out, row), "") << describe(o);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The kernel-file reader behind --kernel
 
