@@ -55,6 +55,7 @@ struct FftRun {
   QImage result;
   quint64 generation = 0;
   std::optional<double> spectrumPlanMs;
+  bool fusedGpu = false;       // the GPU ran gpulab's own FFT passes (a power-of-two size), not cuFFT
   gpulab::Measurement record;  // the filter, measured by the harness on the GPU and/or the CPU
 };
 
@@ -118,7 +119,7 @@ void FftTab::buildUi() {
   addItems<ColorMap>(
       colorMap_,
       {{tr("Viridis"), ColorMap::Viridis}, {tr("Inferno"), ColorMap::Inferno}, {tr("Gray"), ColorMap::Gray}});
-  gpu_ = new QCheckBox(tr("GPU (cuFFT)"));
+  gpu_ = new QCheckBox(tr("GPU"));
   gpu_->setChecked(true);
   cpu_ = new QCheckBox(tr("CPU baseline (OpenCV)"));
   cpu_->setChecked(true);
@@ -273,6 +274,7 @@ void FftTab::schedule() {
         setup.resident = gpuReady ? &ctx.devicePhoto() : nullptr;
         setup.gpuOutput = &state->filtered;
         setup.control = ctx.cpuControl();
+        run.fusedGpu = setup.wantGpu && filter.takesFusedPath(gpulab::shapeOf(photo));
         gpulab::MeasureResult measured = gpulab::measure(filter, photo, setup, gpulab::MeasurePolicy::interactive());
         if (wantGpu && !gpuReady) measured.record.gpuSkipped = !ctx.hasGpu() ? "no GPU" : "the photo is not on the GPU";
         run.record = std::move(measured.record);
@@ -297,7 +299,10 @@ void FftTab::schedule() {
         services_.photo.addResidentUpload(m);
         QStringList lines;
         if (const auto compute = computeMs(m)) {
-          lines << tr("GPU compute %1 (median of %2)").arg(formatMs(*compute)).arg(m.gpu->compute.reps);
+          lines << tr("GPU compute %1 (median of %2), %3")
+                       .arg(formatMs(*compute))
+                       .arg(m.gpu->compute.reps)
+                       .arg(run.fusedGpu ? tr("gpulab's fused FFT passes (a power-of-two size)") : tr("cuFFT"));
           if (m.gpu->prepareMs > 0 && !planShown_) {
             lines << tr("cuFFT plan creation %1 (first run of this size, not in compute)")
                          .arg(formatMs(m.gpu->prepareMs));
