@@ -179,20 +179,18 @@ BenchOp parseOp(const std::string& name) {
     const std::size_t dash = name.find('-');
     // "convK" is the direct method; "convK-fft" and "convK-auto" the others ("convK-direct" is not a name).
     // "convK-sep" is a KxK Gaussian (rank 1) by the separable method, "convK-sep-METHOD" by another.
-    std::optional<ConvMethod> method = ConvMethod::Direct;
+    ConvMethod method = ConvMethod::Direct;
+    bool named = true;  // a method the names take
     bool gaussian = false;
     if (dash != std::string::npos) {
       std::string suffix = name.substr(dash + 1);
-      if (suffix == "sep" || suffix.rfind("sep-", 0) == 0) {
-        gaussian = true;
-        suffix = suffix == "sep" ? "separable" : suffix.substr(4);
-        method = parseEnum<ConvMethod>(suffix);
-      } else {
-        method = parseEnum<ConvMethod>(suffix);
-        if (method == ConvMethod::Direct) method.reset();
-      }
+      gaussian = suffix == "sep" || suffix.rfind("sep-", 0) == 0;
+      if (gaussian) suffix = suffix == "sep" ? "separable" : suffix.substr(4);
+      const std::optional<ConvMethod> parsed = parseEnum<ConvMethod>(suffix);
+      named = parsed.has_value() && (gaussian || parsed != ConvMethod::Direct);
+      if (parsed) method = *parsed;
     }
-    const int k = method ? sideIn(name, 4, dash) : -1;
+    const int k = named ? sideIn(name, 4, dash) : -1;
     if (k > kMaxFftKernelSide)
       throw UsageError("--ops: '" + name + "' asks for a kernel larger than the largest, " +
                        std::to_string(kMaxFftKernelSide) + "x" + std::to_string(kMaxFftKernelSide));
@@ -212,7 +210,7 @@ BenchOp parseOp(const std::string& name) {
           kernel.values.push_back(g[static_cast<std::size_t>(y)] * g[static_cast<std::size_t>(x)] / (sum * sum));
       op.weightSum = 1;
       op.operation = "conv";
-      op.values = {{"kernel", formatKernelText(kernel)}, {"method", std::string(toString(*method))}};
+      op.values = {{"kernel", formatKernelText(kernel)}, {"method", std::string(toString(method))}};
       return op;
     }
     if (k >= 1) {
@@ -225,7 +223,7 @@ BenchOp parseOp(const std::string& name) {
         op.weightSum += std::abs(kernel.values.back());
       }
       op.operation = "conv";
-      op.values = {{"kernel", formatKernelText(kernel)}, {"method", std::string(toString(*method))}};
+      op.values = {{"kernel", formatKernelText(kernel)}, {"method", std::string(toString(method))}};
       return op;
     }
   }

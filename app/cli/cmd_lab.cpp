@@ -223,7 +223,8 @@ void run(const LabOptions& o) {
                .check = o.check,
                .reps = o.reps,
                .warmup = o.warmup,
-               .iterations = o.iterations};
+               .iterations = o.iterations,
+               .gpus = {}};
     if (!o.gpus.empty()) {
       if (request.experiment != lab::Experiment::Transfer)
         throw std::invalid_argument("--gpus applies to transfer (its peer-to-peer rows) and matmul-multi, not to " +

@@ -327,7 +327,9 @@ TEST(CliBench, SeparableRowsSayWhatRan) {
       EXPECT_EQ(method, "auto");
       EXPECT_TRUE(chosen == "direct" || chosen == "fft" || chosen == "separable") << r.dump();
     }
-    if (r["impl"] == "gpu") EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4) << r.dump();
+    if (r["impl"] == "gpu") {
+      EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4) << r.dump();
+    }
   }
   EXPECT_NE(lineStartingWith(o.out, "conv15-sep ").find("separable"), std::string::npos) << describe(o);
   EXPECT_NE(lineStartingWith(o.out, "conv15-sep-auto").find("auto -> "), std::string::npos) << describe(o);
@@ -527,7 +529,9 @@ TEST(CliBench, TheFftLowpassHasAFusedAndACufftRow) {
   for (const auto& r : report["records"]) {
     EXPECT_EQ(r["method"], "fft") << r.dump();
     EXPECT_EQ(r["params"]["filter"], "lowpass") << r.dump();
-    if (r["impl"] == "gpu") EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4) << r.dump();
+    if (r["impl"] == "gpu") {
+      EXPECT_LE(r["max_abs_diff_vs_cpu"].get<double>(), 1e-4) << r.dump();
+    }
   }
   for (const char* row : {"fft-lowpass ", "fft-lowpass-cufft"})
     EXPECT_NE(lineStartingWith(o.out, row), "") << describe(o);

@@ -145,11 +145,14 @@ TEST_P(TransfersGpu, RoundTripsAreBitExactInEveryBandingAndMemory) {
           DeviceImage d = gpu.upload(src);
           EXPECT_EQ(gpu.lastUpload().pinned, memory == HostMemory::Pinned);
           EXPECT_GE(gpu.lastUpload().deviceMs, 0.0);
-          if (memory == HostMemory::Pinned) EXPECT_EQ(gpu.lastUpload().stagingMs, 0.0);
+          if (memory == HostMemory::Pinned) {
+            EXPECT_EQ(gpu.lastUpload().stagingMs, 0.0);
+          }
           const int rowsPerBand =
               static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(band / rowBytes, 1), s.h));
-          if (memory == HostMemory::Pageable || c > 1)
+          if (memory == HostMemory::Pageable || c > 1) {
             EXPECT_EQ(gpu.lastUpload().bands, (s.h + rowsPerBand - 1) / rowsPerBand);
+          }
 
           // Planar on the device: the last sample of the last pixel sits in the last plane.
           const std::size_t bytes = bytesPerSample(type);
