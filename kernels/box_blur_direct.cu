@@ -31,12 +31,6 @@
 #include "gpulab/kernels/launch_support.hpp"
 #include "vector_loads.cuh"
 
-#if defined(__CUDA_ARCH__)
-#define GPULAB_UNROLL _Pragma("unroll")
-#else
-#define GPULAB_UNROLL
-#endif
-
 namespace gpulab::kernels {
 namespace {
 

@@ -49,15 +49,6 @@
 #include "box_blur_sweep.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
 
-// Unrolled on the GPU; the host emulation compiles the same loops plainly.
-#if defined(__CUDA_ARCH__)
-#define GPULAB_UNROLL _Pragma("unroll")
-#define GPULAB_NO_UNROLL _Pragma("unroll 1")
-#else
-#define GPULAB_UNROLL
-#define GPULAB_NO_UNROLL
-#endif
-
 namespace gpulab::kernels::sweep {
 namespace {
 

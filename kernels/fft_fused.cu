@@ -13,12 +13,6 @@
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/fft_fused.cuh"
 
-#if defined(__CUDA_ARCH__)
-#define GPULAB_UNROLL _Pragma("unroll")
-#else
-#define GPULAB_UNROLL
-#endif
-
 namespace gpulab::kernels {
 namespace {
 
@@ -157,9 +151,10 @@ constexpr int passTwiddles(int length) { return kFftBaseTwiddles + length - 32; 
 
 /// Pass P of the forward transform (decimation in frequency): for each butterfly of this thread,
 /// the radix-R DFT of values stride apart, then the twiddles e^(-2 pi i t s / L), in place. Only the
-/// last pass has a radix below 16, and its stride is 1 (no twiddles).
-template <int N, int P, class Load, class Store>
-GPULAB_HD void forwardPass(int tid, const float2* twiddles, Load load, Store store) {
+/// last pass has a radix below 16, and its stride is 1 (no twiddles). Inverse: its mirror
+/// (decimation in time), the conjugate twiddles first, then the inverse DFT.
+template <int N, int P, bool Inverse, class Load, class Store>
+GPULAB_HD void radixPass(int tid, const float2* twiddles, Load load, Store store) {
   using Shape = FftShape<N>;
   constexpr int R = Shape::radix(P), L = Shape::span(P), stride = L / R, bits = log2Of(R);
   static_assert(R == 16 || stride == 1);
@@ -168,40 +163,19 @@ GPULAB_HD void forwardPass(int tid, const float2* twiddles, Load load, Store sto
     const int b = tid + Shape::kThreads * i;
     const int t = b % stride;
     const int base = (b / stride) * L + t;
+    const auto twiddle = [&](int s) { return twiddles[passTwiddles(L) + s * stride + t]; };
     float2 v[R];
     GPULAB_UNROLL
-    for (int j = 0; j < R; ++j) v[j] = load(base + stride * j);
-    dftInRegisters<R, false>(v);
-    GPULAB_UNROLL
-    for (int s = 0; s < R; ++s) {
-      float2 z = v[bitReverse(s, bits)];
-      if (stride > 1 && s > 0) z = cmul(z, twiddles[passTwiddles(L) + s * stride + t]);
-      store(base + stride * s, z);
+    for (int j = 0; j < R; ++j) {
+      const float2 z = load(base + stride * j);
+      v[j] = Inverse && stride > 1 && j > 0 ? cmulConj(z, twiddle(j)) : z;
     }
-  }
-}
-
-/// The mirror of forwardPass<N, P> (decimation in time): conjugate twiddles, then the inverse DFT.
-template <int N, int P, class Load, class Store>
-GPULAB_HD void inversePass(int tid, const float2* twiddles, Load load, Store store) {
-  using Shape = FftShape<N>;
-  constexpr int R = Shape::radix(P), L = Shape::span(P), stride = L / R, bits = log2Of(R);
-  static_assert(R == 16 || stride == 1);
-  GPULAB_UNROLL
-  for (int i = 0; i < 16 / R; ++i) {
-    const int b = tid + Shape::kThreads * i;
-    const int t = b % stride;
-    const int base = (b / stride) * L + t;
-    float2 v[R];
+    dftInRegisters<R, Inverse>(v);
     GPULAB_UNROLL
-    for (int s = 0; s < R; ++s) {
-      float2 z = load(base + stride * s);
-      if (stride > 1 && s > 0) z = cmulConj(z, twiddles[passTwiddles(L) + s * stride + t]);
-      v[s] = z;
+    for (int k = 0; k < R; ++k) {
+      const float2 z = v[bitReverse(k, bits)];
+      store(base + stride * k, !Inverse && stride > 1 && k > 0 ? cmul(z, twiddle(k)) : z);
     }
-    dftInRegisters<R, true>(v);
-    GPULAB_UNROLL
-    for (int j = 0; j < R; ++j) store(base + stride * j, v[bitReverse(j, bits)]);
   }
 }
 
@@ -210,10 +184,12 @@ struct Registers {
   float2 v[16];
 };
 
-/// The last forward pass, first half: this thread's 16 / R butterflies (R consecutive values each,
-/// no twiddles) into regs, bins in order (regs.v[i * R + s] is bin s of butterfly i).
-template <int N, class Load>
-GPULAB_HD void lastPassForward(int tid, Load load, Registers& regs) {
+/// The last pass into registers, the first half of a pass split by a barrier: this thread's 16 / R
+/// butterflies (R consecutive positions each, no twiddles), regs.v[i * R + k] the k-th result of
+/// butterfly i in order. Forward: the values at base + j, bins out. Inverse: the bins read in
+/// natural order (binAt), values out.
+template <int N, bool Inverse, class Load>
+GPULAB_HD void lastPassIntoRegisters(int tid, Load load, Registers& regs) {
   using Shape = FftShape<N>;
   constexpr int R = Shape::radix(Shape::kPasses - 1), bits = log2Of(R);
   GPULAB_UNROLL
@@ -221,54 +197,24 @@ GPULAB_HD void lastPassForward(int tid, Load load, Registers& regs) {
     const int base = (tid + Shape::kThreads * i) * R;
     float2 v[R];
     GPULAB_UNROLL
-    for (int j = 0; j < R; ++j) v[j] = load(base + j);
-    dftInRegisters<R, false>(v);
+    for (int j = 0; j < R; ++j) v[j] = load(Inverse ? Shape::binAt(base + j) : base + j);
+    dftInRegisters<R, Inverse>(v);
     GPULAB_UNROLL
-    for (int s = 0; s < R; ++s) regs.v[i * R + s] = v[bitReverse(s, bits)];
+    for (int k = 0; k < R; ++k) regs.v[i * R + k] = v[bitReverse(k, bits)];
   }
 }
 
-/// Second half, after a barrier: each bin to its natural index, so the spectrum leaves in order.
-template <int N, class Store>
-GPULAB_HD void lastPassStoreInOrder(int tid, const Registers& regs, Store store) {
+/// The second half, after the barrier: result k of butterfly i to its bin's natural index (InOrder:
+/// the forward spectrum leaves in order) or to base + k (the next inverse pass's places).
+template <int N, bool InOrder, class Store>
+GPULAB_HD void lastPassFromRegisters(int tid, const Registers& regs, Store store) {
   using Shape = FftShape<N>;
   constexpr int R = Shape::radix(Shape::kPasses - 1);
   GPULAB_UNROLL
   for (int i = 0; i < 16 / R; ++i) {
     const int base = (tid + Shape::kThreads * i) * R;
     GPULAB_UNROLL
-    for (int s = 0; s < R; ++s) store(Shape::binAt(base + s), regs.v[i * R + s]);
-  }
-}
-
-/// The mirror of the two above for the inverse: bins read in natural order, the inverse DFT into
-/// regs (regs.v[i * R + j] is value j of butterfly i), then after a barrier the values to their
-/// places for the next inverse pass.
-template <int N, class Load>
-GPULAB_HD void lastPassInverseInOrder(int tid, Load load, Registers& regs) {
-  using Shape = FftShape<N>;
-  constexpr int R = Shape::radix(Shape::kPasses - 1), bits = log2Of(R);
-  GPULAB_UNROLL
-  for (int i = 0; i < 16 / R; ++i) {
-    const int base = (tid + Shape::kThreads * i) * R;
-    float2 v[R];
-    GPULAB_UNROLL
-    for (int s = 0; s < R; ++s) v[s] = load(Shape::binAt(base + s));
-    dftInRegisters<R, true>(v);
-    GPULAB_UNROLL
-    for (int j = 0; j < R; ++j) regs.v[i * R + j] = v[bitReverse(j, bits)];
-  }
-}
-
-template <int N, class Store>
-GPULAB_HD void lastPassStore(int tid, const Registers& regs, Store store) {
-  using Shape = FftShape<N>;
-  constexpr int R = Shape::radix(Shape::kPasses - 1);
-  GPULAB_UNROLL
-  for (int i = 0; i < 16 / R; ++i) {
-    const int base = (tid + Shape::kThreads * i) * R;
-    GPULAB_UNROLL
-    for (int j = 0; j < R; ++j) store(base + j, regs.v[i * R + j]);
+    for (int k = 0; k < R; ++k) store(InOrder ? Shape::binAt(base + k) : base + k, regs.v[i * R + k]);
   }
 }
 
@@ -360,15 +306,15 @@ struct RowsForward {
     };
     if constexpr (Phase == kPasses - 1) {
       if constexpr (kPasses == 1)
-        lastPassForward<M>(t, inGlobal, regs);
+        lastPassIntoRegisters<M, false>(t, inGlobal, regs);
       else
-        lastPassForward<M>(t, inShared, regs);
+        lastPassIntoRegisters<M, false>(t, inShared, regs);
     } else if constexpr (Phase == 0) {
-      forwardPass<M, 0>(t, twiddles, inGlobal, toShared);
+      radixPass<M, 0, false>(t, twiddles, inGlobal, toShared);
     } else if constexpr (Phase < kPasses - 1) {
-      forwardPass<M, Phase>(t, twiddles, inShared, toShared);
+      radixPass<M, Phase, false>(t, twiddles, inShared, toShared);
     } else if constexpr (Phase == kPasses) {
-      lastPassStoreInOrder<M>(t, regs, toShared);
+      lastPassFromRegisters<M, true>(t, regs, toShared);
     } else {
       // Transposed writes: kRows consecutive rows of one column per kRows threads.
       const int r = tid % kRows;
@@ -428,15 +374,15 @@ struct ColumnsFilter {
     if constexpr (passes == 1) {
       lastPassFiltered<H>(t, inGlobal, toGlobal, gain);
     } else if constexpr (Phase == 0) {
-      forwardPass<H, 0>(t, twiddles, inGlobal, toShared);
+      radixPass<H, 0, false>(t, twiddles, inGlobal, toShared);
     } else if constexpr (Phase < passes - 1) {
-      forwardPass<H, Phase>(t, twiddles, inShared, toShared);
+      radixPass<H, Phase, false>(t, twiddles, inShared, toShared);
     } else if constexpr (Phase == passes - 1) {
       lastPassFiltered<H>(t, inShared, toShared, gain);
     } else if constexpr (Phase < kPhases - 1) {
-      inversePass<H, kPhases - 1 - Phase>(t, twiddles, inShared, toShared);
+      radixPass<H, kPhases - 1 - Phase, true>(t, twiddles, inShared, toShared);
     } else {
-      inversePass<H, 0>(t, twiddles, inShared, toGlobal);
+      radixPass<H, 0, true>(t, twiddles, inShared, toGlobal);
     }
   }
 };
@@ -491,16 +437,16 @@ struct RowsInverse {
         if (k > 0 && k < M / 2) z[padded(M - k)] = twisted(b, conj(a), M - k);
       }
     } else if constexpr (Phase == 1) {
-      lastPassInverseInOrder<M>(t, inShared, regs);
+      lastPassIntoRegisters<M, true>(t, inShared, regs);
     } else if constexpr (Phase == 2) {
       if constexpr (kPasses == 1)
-        lastPassStore<M>(t, regs, toGlobal);
+        lastPassFromRegisters<M, false>(t, regs, toGlobal);
       else
-        lastPassStore<M>(t, regs, toShared);
+        lastPassFromRegisters<M, false>(t, regs, toShared);
     } else if constexpr (Phase < kPhases - 1) {
-      inversePass<M, kPasses + 1 - Phase>(t, twiddles, inShared, toShared);
+      radixPass<M, kPasses + 1 - Phase, true>(t, twiddles, inShared, toShared);
     } else {
-      inversePass<M, 0>(t, twiddles, inShared, toGlobal);
+      radixPass<M, 0, true>(t, twiddles, inShared, toGlobal);
     }
   }
 };

@@ -11,12 +11,6 @@
 #include "gpulab/kernels/separable_conv.cuh"
 #include "vector_loads.cuh"
 
-#if defined(__CUDA_ARCH__)
-#define GPULAB_UNROLL _Pragma("unroll")
-#else
-#define GPULAB_UNROLL
-#endif
-
 namespace gpulab::kernels {
 namespace {
 

@@ -7,12 +7,6 @@
 #include "gpulab/kernels/launch_support.hpp"
 #include "gpulab/kernels/sobel.cuh"
 
-#if defined(__CUDA_ARCH__)
-#define GPULAB_UNROLL _Pragma("unroll")
-#else
-#define GPULAB_UNROLL
-#endif
-
 namespace gpulab::kernels {
 namespace {
 

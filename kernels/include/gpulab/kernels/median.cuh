@@ -21,12 +21,6 @@
 #include "gpulab/kernels/border.cuh"
 #include "gpulab/kernels/plane.cuh"
 
-#if defined(__CUDA_ARCH__)
-#define GPULAB_UNROLL _Pragma("unroll")
-#else
-#define GPULAB_UNROLL
-#endif
-
 namespace gpulab::kernels {
 
 /// The largest median radius (a 63x63 window).

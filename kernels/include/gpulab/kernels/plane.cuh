@@ -12,6 +12,16 @@
 #define GPULAB_HD inline
 #endif
 
+// Loops the GPU unrolls (GPULAB_UNROLL) or keeps rolled (GPULAB_NO_UNROLL); the host emulations of
+// the same thread code compile them plainly.
+#if defined(__CUDA_ARCH__)
+#define GPULAB_UNROLL _Pragma("unroll")
+#define GPULAB_NO_UNROLL _Pragma("unroll 1")
+#else
+#define GPULAB_UNROLL
+#define GPULAB_NO_UNROLL
+#endif
+
 namespace gpulab::kernels {
 
 template <class T>
