@@ -270,7 +270,8 @@ void GaussianBlur::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& o
 
 Image GaussianBlur::runCpu(const Image& in, const CpuControl& control) const {
   const ImageShape shape = outputShape(shapeOf(in));
-  Image out(shape.width, shape.height, shape.channels, shape.type);
+  // Every sample is written below: no zeroing (0.3 s of an 8192x8192 RGB f32 image, not cancellable).
+  Image out = Image::uninitialized(shape.width, shape.height, shape.channels, shape.type);
   control.throwIfCancelled();
   try {
     const double fill = shape.type == PixelType::U8 ? planewise::borderU8(border_.value)

@@ -128,7 +128,8 @@ void UnsharpMask::runGpu(GpuContext& gpu, const DeviceImage& in, DeviceImage& ou
 
 Image UnsharpMask::runCpu(const Image& in, const CpuControl& control) const {
   const ImageShape shape = outputShape(shapeOf(in));
-  Image out(shape.width, shape.height, shape.channels, shape.type);
+  // Every sample is written below: no zeroing (0.3 s of an 8192x8192 RGB f32 image, not cancellable).
+  Image out = Image::uninitialized(shape.width, shape.height, shape.channels, shape.type);
   const int filtered = planewise::filteredChannels(shape);
   const auto amount = static_cast<float>(amount_), threshold = static_cast<float>(threshold_);
   try {
