@@ -101,9 +101,10 @@ export -f gpu_for; export gpus all_gpu_tests
 if [[ $steps == *tests* ]]; then
   mkdir -p "$logs/tests"
   # GPULAB_TEST_SHARDS ("binary:shards ..."): the largest tables run as that many GoogleTest shards side by
-  # side (test_box_blur's ~7800 tests as one process did not finish in 9 minutes beside other work).
+  # side (test_box_blur's ~7800 tests as one process did not finish in 9 minutes beside other work;
+  # test_fft_filter alone ran past 150 s).
   for t in $suites; do
-    k=$(pair_value "${GPULAB_TEST_SHARDS:-test_box_blur:8 test_morphology:2 test_median:2 test_sobel:2}" "$(basename "$t")" 1)
+    k=$(pair_value "${GPULAB_TEST_SHARDS:-test_box_blur:8 test_morphology:2 test_median:2 test_sobel:2 test_fft_filter:4}" "$(basename "$t")" 1)
     for ((i = 0; i < k; i++)); do echo "$t $k $i"; done
   done | xargs -P "$jobs" --process-slot-var=GPULAB_SLOT -I{} bash -c '
     set -- {}; t=$1; k=$2; i=$3; n=$(basename $t); log='"$logs"'/tests/$n.log
