@@ -149,7 +149,7 @@ void FftFilter::enqueue(GpuContext& gpu, const DeviceImage& in, DeviceImage& out
     inverseOut = real_.data();
   }
 
-  const bool fused = std::is_same_v<Real, float> && !cufftOnly_ && kernels::fusedFftFilterSupports(fw, fh);
+  const bool fused = takesFusedPath(shapeOf(in));  // f32 and u8 images: Real is float
   if (fused && twiddles_.size() == 0) {
     growDeviceBuffer(twiddles_, kernels::kFftTwiddleCount * sizeof(float2), stream);
     kernels::launchFftTwiddles(twiddles_.as<float2>(), stream);

@@ -147,7 +147,7 @@ inline constexpr int kFftRangeLimitExponent = 64;
 /// |value| of `maxAbs`; 0 for ordinary ranges, zero and non-finite values. Host and device: the
 /// fused path chooses it on the GPU, with no wait for the host.
 GPULAB_HD int fftRangeExponentOf(double maxAbs) {
-  if (!(maxAbs > 0) || !(maxAbs <= 1.7976931348623157e308)) return 0;
+  if (!(maxAbs > 0) || !(maxAbs <= std::numeric_limits<double>::max())) return 0;  // zero, NaN, inf
   int e = 0;
   frexp(maxAbs, &e);  // maxAbs = m 2^e, m in [0.5, 1)
   return e > kFftRangeLimitExponent || e <= -kFftRangeLimitExponent ? e : 0;
