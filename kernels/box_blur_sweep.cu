@@ -7,20 +7,22 @@
 //   vertical    each thread steps the vertical window sums of its words' samples down the batch
 //               (add the entering row, write the sums to shared memory, take the leaving row off).
 //               With one word a thread, the batch's rows were loaded during the previous batch's
-//               horizontal phase (u8 and u16: entering and leaving; f32, whose double sums leave no
-//               registers for more: entering, the leaving ones, mostly L2 hits, loaded here); with
+//               horizontal phase (u8: entering and leaving; f32 and u16, whose sums and means leave
+//               no registers for more: entering, the leaving ones, mostly L2 hits, loaded here); with
 //               two, kLoads rows at a time. It also stores the last batch's outputs from the output
 //               buffer: a warp a row, 16 bytes a lane.
-//   horizontal  each thread takes a run of outputs of one row and channel and slides the horizontal
+//   horizontal  each thread takes a run of outputs of one row and channel (the same in every batch:
+//               a row's 16 slots hold its runs, so a warp covers two rows) and slides the horizontal
 //               window along the shared sums: the first output sums 2r+1 of them, each next one
-//               adds the sum entering and takes off the one leaving, the reads of kChunk outputs
-//               issued together. Results go to the output buffer.
+//               adds the sum entering less the one leaving (one addition on the running sum's
+//               chain), the reads of kChunk outputs issued together. Results go to the output buffer.
 // Words that hold a sample outside the image (the halo beyond the left and right edges, border
 // mapped) or straddle its right edge gather their samples one at a time through a per-block map.
-// The rows of the shared buffers are padded so that a warp's horizontal reads and writes spread over
-// the banks. Every input sample is read from DRAM about once (the rows above a segment and the halo
-// columns again, the latter mostly from L2), every output written once, and the cost per output does
-// not grow with the radius beyond (2r+1) / runLength shared reads.
+// The run length and the pitches of the shared buffers are chosen so that a warp's horizontal reads
+// and writes spread over the banks (every warp alike). Every input sample is read from DRAM about
+// once (the rows above a segment and the halo columns again, the latter mostly from L2), every output
+// written once, and the cost per output does not grow with the radius beyond (2r+1) / runLength
+// shared reads.
 //
 // Sums: f32 in double, as on the other paths, so that only the final rounding shows and the result
 // does not depend on the tiling (a tiled run, a batch or a planar run of the same image give the same
@@ -31,13 +33,14 @@
 // and taken off with one instruction a lane pair; beyond, one register a sample. u8 means round
 // with a multiply and a shift (BoxDivide), u16 ones with boxRoundedMean: both exact.
 //
-// Measured on an H100 (2026-11-27, copy ceiling 2969-2983 GB/s), as the bench names its rows (`boxK`,
-// window K = 2r + 1): f32 4096^2 box7 (r=3) 0.075 ms, box15 (r=7) 0.081, box31 (r=15) 0.116 (the
-// previous sweep, a sample a thread: 0.097, 0.097, 0.128); 6000x4000 RGB u8 interleaved box15 (r=7)
-// 0.123 (0.376), the photo-u16 row (r=15) 0.213 (0.402). Nsight Compute (one of the f32 rows, before the start's
-// loads were grouped): 30 M warp instructions, 38% of DRAM bandwidth, 0.47 instructions issued a
-// cycle a scheduler at 3 blocks an SM (80 registers); the largest stalls were the wait for the rows
-// above a segment and the barriers.
+// Measured on an H100 (2026-11-27, session 13, copy ceiling 2976-2978 GB/s), as the bench names its
+// rows (`boxK`, window K = 2r + 1): f32 4096^2 box7 (r=3) 0.070 ms, box15 (r=7) 0.080, box31 (r=15)
+// 0.099 (session 11's sweep: 0.075, 0.081, 0.116); the 6000x4000 RGB u8 photo row (r=15) 0.134
+// (0.150), the photo-u16 row 0.217 (0.212). Nsight Compute, session 11's sweep at r=15: 38 M warp
+// instructions, 30% of DRAM bandwidth; every horizontal shared read 2-way bank conflicted (the
+// pitches suited the first warp only), an integer division a thread a batch (8.7% of the
+// instructions). Now 28-33 M instructions; the largest stalls are the loads (long scoreboard), the
+// fixed-latency double additions and the barriers, about a fifth each.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -63,6 +66,10 @@ constexpr int kWaves = 4;        // blocks planned: this many times as many as t
 constexpr int kLargestRadius = 240;
 constexpr int kPackedRadius = 127;  // u8: 16-bit lanes hold (2r+1) x 255 up to here
 constexpr int kUnused = -2;         // a gathered sample outside the extended row
+// Horizontal phase: a thread per (row of the batch, slot); a row's slots hold its runs, channel by
+// channel, so that a warp covers two rows alike and every warp meets the banks as the first does.
+constexpr int kSlots = 16;
+static_assert(kRows * kSlots == kThreads, "a thread per row and slot");
 
 template <class T>
 constexpr int samplesPerWord() {
@@ -190,6 +197,7 @@ struct Params {
   int rows = 0;       ///< output rows a block, a multiple of kRows
   int runs = 0;       ///< runs a row and channel of the tile
   int runLength = 0;  ///< output pixels a run
+  int perRuns = 0;    ///< ceil(2^16 / runs): slot * perRuns >> 16 is slot / runs for every slot
   int tilesX = 0;
   int tilesY = 0;
   int words = 0;             ///< words of the extended row a block holds at most: 1 or 2 a thread
@@ -231,17 +239,19 @@ struct Block {
   using H = typename P::H;
   static constexpr int Q = P::Q;
   static constexpr bool kFloat = std::is_same_v<T, float>;
-  // Rows loaded ahead (K == 1): f32 takes only the entering ones, which come from DRAM, and loads
-  // the leaving ones (mostly L2 hits) in its vertical phase: its double sums leave no registers for more.
-  static constexpr int kAhead = kFloat ? kRows : 2 * kRows;
-  static constexpr int kChunk = kFloat ? 2 : 8;  // horizontal outputs whose reads go out together
+  // Rows loaded ahead (K == 1): f32 and u16 take only the entering ones, which come from DRAM, and
+  // load the leaving ones (mostly L2 hits) in their vertical phase: their double sums (f32) and
+  // rounded means (u16) leave no registers for more.
+  static constexpr int kAhead = kFloat || sizeof(T) == 2 ? kRows : 2 * kRows;
+  static constexpr int kChunk = kFloat || sizeof(T) == 2 ? 4 : 8;  // horizontal outputs whose reads go out together
+  static constexpr int kParts = 1;  // partial sums of a run's first window (double adds wait longest)
 
   // A thread's words: their vertical window sums, and where they are in a row.
   struct State {
     typename P::Acc acc[K];
     int offset[K];   ///< bytes from a row's start to the word (direct words)
     bool direct[K];  ///< whole, inside the row: one load a row; else gathered through the map
-    /// K == 1: the next batch's entering rows (then, but for f32, its leaving rows), loaded ahead
+    /// K == 1: the next batch's entering rows (then, for u8, its leaving rows), loaded ahead
     /// (a direct word of a batch inside the image) while this batch's horizontal phase runs.
     Word ahead[K == 1 ? kAhead : 1];
   };
@@ -335,13 +345,12 @@ struct Block {
       if (s.direct[k] && ys >= 0 && ye <= p.height) {
         // kStartLoads rows at a time, the last group cut short by predicated loads (a row past the
         // window adds a zero word): one wait for memory a group, none a row.
-        const auto* base = reinterpret_cast<const unsigned char*>(in.data) + s.offset[k];
+        const auto* at = reinterpret_cast<const unsigned char*>(in.row(ys)) + s.offset[k];
         GPULAB_NO_UNROLL
-        for (int y = ys; y < ye; y += kStartLoads) {
+        for (int left = ye - ys; left > 0; left -= kStartLoads) {
           Word v[kStartLoads];
           GPULAB_UNROLL
-          for (int b = 0; b < kStartLoads; ++b)
-            v[b] = y + b < ye ? load(base + static_cast<std::size_t>(y + b) * in.pitch) : Word{};
+          for (int b = 0; b < kStartLoads; ++b, at += in.pitch) v[b] = b < left ? load(at) : Word{};
           GPULAB_UNROLL
           for (int b = 0; b < kStartLoads; ++b) P::add(s.acc[k], v[b]);
         }
@@ -462,53 +471,58 @@ struct Block {
       return boxRoundedMean<T>(h, p.area.count, p.area.invF, p.area.inv);
   }
 
-  // Batch `batch`: the horizontal windows over the shared sums into the output buffer.
+  // Batch `batch`: the horizontal windows over the shared sums into the output buffer. A thread
+  // takes one run of one row and channel (the same in each batch; the last may have fewer rows).
   GPULAB_HD void horizontal(int tid, int batch) const {
-    const int yb = y0 + batch * kRows;
-    const int items = batchRows(batch) * C * p.runs;
+    const int b = tid / kSlots, slot = tid % kSlots;
+    if (slot >= p.runs * C || b >= batchRows(batch)) return;
+    const int c = slot * p.perRuns >> 16;  // slot / p.runs: a multiply, not a division a batch
+    const int run = slot - c * p.runs;
+    const int xs = run * p.runLength;
+    if (xs >= tile) return;
+    const int xe = xs + p.runLength < tile ? xs + p.runLength : tile;
     const int span = 2 * p.radius;
-    for (int item = tid; item < items; item += kThreads) {
-      const int run = item % p.runs;
-      const int rest = item / p.runs;
-      const int c = rest % C;
-      const int b = rest / C;
-      const int xs = run * p.runLength;
-      if (xs >= tile) continue;
-      const int xe = xs + p.runLength < tile ? xs + p.runLength : tile;
-      const Sum* row = sums + b * p.sumPitch + lead + c;  // extended pixel e of channel c at row[e * C]
-      T* dst = outs + b * p.outPitch + c;
-      H h = sizeof(T) == 1 ? H(p.area.count / 2) : H(0);
-      for (int e = xs; e <= xs + span; ++e) h += row[e * C];
-      dst[xs * C] = finish(h);
-      // kChunk outputs at a time: their 2 kChunk reads issued together, then the additions.
-      int x = xs + 1;
-      for (; x + kChunk <= xe; x += kChunk) {
-        H enter[kChunk], leave[kChunk];
-        GPULAB_UNROLL
-        for (int i = 0; i < kChunk; ++i) {
-          enter[i] = row[(x + i + span) * C];
-          leave[i] = row[(x + i - 1) * C];
-        }
-        GPULAB_UNROLL
-        for (int i = 0; i < kChunk; ++i) {
-          h += enter[i];
-          h -= leave[i];
-          dst[(x + i) * C] = finish(h);
-        }
+    const Sum* row = sums + b * p.sumPitch + lead + c;  // extended pixel e of channel c at row[e * C]
+    T* dst = outs + b * p.outPitch + c;
+    // The first window: 2r+1 sums in kParts partial sums, their reads issued together.
+    H part[kParts] = {};
+    if constexpr (sizeof(T) == 1) part[0] = H(p.area.count / 2);
+    int e = 0;
+    for (; e + kParts <= span + 1; e += kParts) {
+      GPULAB_UNROLL
+      for (int i = 0; i < kParts; ++i) part[i] += row[(xs + e + i) * C];
+    }
+    for (; e <= span; ++e) part[0] += row[(xs + e) * C];
+    H h = part[0];
+    GPULAB_UNROLL
+    for (int i = 1; i < kParts; ++i) h += part[i];
+    dst[xs * C] = finish(h);
+    // kChunk outputs at a time: their 2 kChunk reads issued together, each output's change (the sum
+    // entering less the one leaving) apart from the running sum, which then takes one addition an
+    // output.
+    int x = xs + 1;
+    for (; x + kChunk <= xe; x += kChunk) {
+      H change[kChunk];
+      GPULAB_UNROLL
+      for (int i = 0; i < kChunk; ++i) change[i] = H(row[(x + i + span) * C]) - H(row[(x + i - 1) * C]);
+      GPULAB_UNROLL
+      for (int i = 0; i < kChunk; ++i) {
+        h += change[i];
+        dst[(x + i) * C] = finish(h);
       }
-      for (; x < xe; ++x) {
-        h += row[(x + span) * C];
-        h -= row[(x - 1) * C];
-        dst[x * C] = finish(h);
-      }
-      if constexpr (kFloat) {
-        // A NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
-        // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those
-        // that are not get their window's exact mean.
-        if (boxFinite(h)) continue;
-        for (int x = xs; x < xe; ++x)
-          if (!boxFinite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);
-      }
+    }
+    for (; x < xe; ++x) {
+      h += H(row[(x + span) * C]) - H(row[(x - 1) * C]);
+      dst[x * C] = finish(h);
+    }
+    if constexpr (kFloat) {
+      // A NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
+      // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those
+      // that are not get their window's exact mean.
+      if (boxFinite(h)) return;
+      const int yb = y0 + batch * kRows;
+      for (int x = xs; x < xe; ++x)
+        if (!boxFinite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);
     }
   }
 
@@ -568,9 +582,11 @@ __global__ void __launch_bounds__(kThreads, K == 1 ? 3 : 2)
 template <class T>
 void planSegments(Params<T>& p, int residentBlocks) {
   const int segments = std::max(1, divUp(kWaves * residentBlocks, p.tilesX));
-  int rows = std::max({divUp(p.height, segments), 2 * p.radius, kRows});
-  if (forcedRows() > 0) rows = forcedRows();
-  rows = std::min(divUp(rows, kRows), divUp(p.height, kRows)) * kRows;
+  // The nearest whole number of batches (measured on an H100: box 31x31 at 48 rows 0.0995 ms, at
+  // the 64 that rounding up gave 0.1037), but at least 2r rows.
+  int batches = std::max((divUp(p.height, segments) + kRows / 2) / kRows, divUp(2 * p.radius, kRows));
+  if (forcedRows() > 0) batches = divUp(forcedRows(), kRows);
+  const int rows = std::max(1, std::min(batches, divUp(p.height, kRows))) * kRows;
   p.rows = rows;
   p.tilesY = divUp(p.height, rows);
 }
@@ -598,40 +614,57 @@ Params<T> plan(Plane<const T> in, Plane<T> out, int channels, int radius, Border
   p.tilesX = divUp(p.width, p.tileWidth);
   p.words = ((p.tileWidth + 2 * radius) * channels + 2 * (q - 1)) / q;
   planSegments(p, residentBlocks);
-  // Runs: about one per thread in the horizontal phase, at least r long (the 2r+1 reads that start
-  // a run stay under two a output), of an odd length (no shared bank conflicts between neighbouring
-  // runs on one channel).
-  const int runsWanted = std::max(1, kThreads / (kRows * channels));
-  p.runLength = std::max(divUp(p.tileWidth, runsWanted), radius) | 1;  // 2r+1 reads start a run
-  p.runs = divUp(p.tileWidth, p.runLength);
   p.wide = sizeof(T) == 1 && radius > kPackedRadius;
-  // Row pitches of the shared sums and output buffer, padded by whole 16-byte units so that the
-  // first warp's horizontal reads (of the sums) and writes (of the outputs) meet the fewest
-  // distinct words in one bank: rows that fall on the same banks cost a pass each.
-  const auto pitchFor = [&](int samples, int bytesPer, bool reads) {
-    int best = samples, bestWays = 1 << 30;
-    const int step = 16 / bytesPer;
-    for (int pad = 0; pad < 32 * 4 / bytesPer; pad += step) {
-      const int pitch = samples + pad;
-      long long seen[32][32];  // per bank, the distinct accesses met
+  // Runs: a row's kSlots slots hold them channel by channel, each at least r long (the 2r+1 reads
+  // that start a run stay under two a output) and odd (neighbouring runs on one channel meet
+  // different banks). The run length (up to a few more than the least) and the row pitches of the
+  // shared sums and output buffer (padded by whole 16-byte units) are those with which a warp's
+  // horizontal reads of the sums and writes of the outputs take the fewest shared passes. Every
+  // warp covers two rows as the first does, so the first warp's count holds for all.
+  const int runsWanted = std::max(1, kSlots / channels);
+  const int leastRun = std::max(divUp(p.tileWidth, runsWanted), radius) | 1;
+  const auto passes = [&](int length, int pitch, int bytesPer, bool reads) {
+    const int runs = divUp(p.tileWidth, length);
+    const int halves = bytesPer == 8 ? 2 : 1;  // 64-bit accesses: a pass for each half warp at least
+    int total = 0;
+    for (int half = 0; half < halves; ++half) {
+      long long seen[32][64];  // per bank, the distinct accesses met
       int count[32] = {};
       int ways = 0;
-      for (int item = 0; item < 32; ++item) {
-        const int run = item % p.runs, c = item / p.runs % channels, b = item / p.runs / channels;
-        const int x = run * p.runLength + (reads ? 2 * radius + 1 : 0);  // a read of the sums or a write
-        const long long byte = (static_cast<long long>(b) * pitch + x * channels + c) * bytesPer;
-        const long long access = reads ? byte / 4 : byte;  // reads of one word are one access
-        const int bank = static_cast<int>(byte / 4 % 32);
-        if (std::find(seen[bank], seen[bank] + count[bank], access) == seen[bank] + count[bank])
-          seen[bank][count[bank]++] = access;
-        ways = std::max(ways, count[bank]);
+      for (int lane = half * 32 / halves; lane < (half + 1) * 32 / halves; ++lane) {
+        const int slot = lane % kSlots, b = lane / kSlots;
+        if (slot >= runs * channels) continue;
+        const int x = slot % runs * length + (reads ? 2 * radius + 1 : 0);  // a read of the sums or a write
+        const long long byte = (static_cast<long long>(b) * pitch + x * channels + slot / runs) * bytesPer;
+        for (long long word = byte / 4; word * 4 < byte + bytesPer; ++word) {
+          const long long access = reads ? word : byte;  // reads of one word are one access
+          const int bank = static_cast<int>(word % 32);
+          if (std::find(seen[bank], seen[bank] + count[bank], access) == seen[bank] + count[bank])
+            seen[bank][count[bank]++] = access;
+          ways = std::max(ways, count[bank]);
+        }
       }
-      if (ways < bestWays) best = pitch, bestWays = ways;
+      total += ways;
     }
-    return best;
+    return total;
   };
-  p.sumPitch = pitchFor(p.words * q, p.sumBytes(), true);
-  p.outPitch = pitchFor(p.tileWidth * channels, sizeof(T), false);
+  const auto pitchFor = [&](int length, int samples, int bytesPer, bool reads, int& best) {
+    int fewest = 1 << 30;
+    for (int pad = 0; pad < 32 * 4 / bytesPer; pad += 16 / bytesPer) {
+      const int n = passes(length, samples + pad, bytesPer, reads);
+      if (n < fewest) fewest = n, best = samples + pad;
+    }
+    return fewest;
+  };
+  int fewest = 1 << 30;
+  for (int length = leastRun; length <= leastRun + 6 && divUp(p.tileWidth, length) >= 1; length += 2) {
+    int sumPitch = 0, outPitch = 0;
+    const int n = 2 * pitchFor(length, p.words * q, p.sumBytes(), true, sumPitch) +
+                  pitchFor(length, p.tileWidth * channels, sizeof(T), false, outPitch);
+    if (n < fewest) fewest = n, p.runLength = length, p.sumPitch = sumPitch, p.outPitch = outPitch;
+  }
+  p.runs = divUp(p.tileWidth, p.runLength);
+  p.perRuns = divUp(1 << 16, p.runs);
   const auto address = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); };
   p.phase = static_cast<int>(address(in.data) % 4 / sizeof(T));
   p.wordLoads = in.pitch % 4 == 0;
