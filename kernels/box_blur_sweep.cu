@@ -7,8 +7,8 @@
 //   vertical    each thread steps the vertical window sums of its words' samples down the batch
 //               (add the entering row, write the sums to shared memory, take the leaving row off).
 //               With one word a thread, the batch's rows were loaded during the previous batch's
-//               horizontal phase (u8: entering and leaving; f32 and u16, whose sums and means leave
-//               no registers for more: entering, the leaving ones, mostly L2 hits, loaded here); with
+//               horizontal phase (interleaved u8: entering and leaving; the others, which have no
+//               registers for more: entering, the leaving ones, mostly L2 hits, loaded here); with
 //               two, kLoads rows at a time. It also stores the last batch's outputs from the output
 //               buffer: a warp a row, 16 bytes a lane.
 //   horizontal  each thread takes a run of outputs of one row and channel (the same in every batch:
@@ -239,19 +239,20 @@ struct Block {
   using H = typename P::H;
   static constexpr int Q = P::Q;
   static constexpr bool kFloat = std::is_same_v<T, float>;
-  // Rows loaded ahead (K == 1): f32 and u16 take only the entering ones, which come from DRAM, and
-  // load the leaving ones (mostly L2 hits) in their vertical phase: their double sums (f32) and
-  // rounded means (u16) leave no registers for more.
-  static constexpr int kAhead = kFloat || sizeof(T) == 2 ? kRows : 2 * kRows;
+  // Rows loaded ahead (K == 1): f32, u16 and single-channel u8 take only the entering ones, which
+  // come from DRAM, and load the leaving ones (mostly L2 hits) in their vertical phase: with both,
+  // their horizontal phase spills at 80 registers (f32's double sums, u16's rounded means; u8 gray
+  // measured alike on an H100 either way, 0.042-0.060 ms at 4096^2, r=3..15). Interleaved u8 takes
+  // both.
+  static constexpr int kAhead = kFloat || sizeof(T) == 2 || C == 1 ? kRows : 2 * kRows;
   static constexpr int kChunk = kFloat || sizeof(T) == 2 ? 4 : 8;  // horizontal outputs whose reads go out together
-  static constexpr int kParts = 1;  // partial sums of a run's first window (double adds wait longest)
 
   // A thread's words: their vertical window sums, and where they are in a row.
   struct State {
     typename P::Acc acc[K];
     int offset[K];   ///< bytes from a row's start to the word (direct words)
     bool direct[K];  ///< whole, inside the row: one load a row; else gathered through the map
-    /// K == 1: the next batch's entering rows (then, for u8, its leaving rows), loaded ahead
+    /// K == 1: the next batch's entering rows (then, for interleaved u8, its leaving rows), loaded ahead
     /// (a direct word of a batch inside the image) while this batch's horizontal phase runs.
     Word ahead[K == 1 ? kAhead : 1];
   };
@@ -484,18 +485,9 @@ struct Block {
     const int span = 2 * p.radius;
     const Sum* row = sums + b * p.sumPitch + lead + c;  // extended pixel e of channel c at row[e * C]
     T* dst = outs + b * p.outPitch + c;
-    // The first window: 2r+1 sums in kParts partial sums, their reads issued together.
-    H part[kParts] = {};
-    if constexpr (sizeof(T) == 1) part[0] = H(p.area.count / 2);
-    int e = 0;
-    for (; e + kParts <= span + 1; e += kParts) {
-      GPULAB_UNROLL
-      for (int i = 0; i < kParts; ++i) part[i] += row[(xs + e + i) * C];
-    }
-    for (; e <= span; ++e) part[0] += row[(xs + e) * C];
-    H h = part[0];
-    GPULAB_UNROLL
-    for (int i = 1; i < kParts; ++i) h += part[i];
+    // The first window: 2r+1 sums (u8 from area / 2, so that the mean rounds to nearest).
+    H h = sizeof(T) == 1 ? H(p.area.count / 2) : H(0);
+    for (int e = xs; e <= xs + span; ++e) h += row[e * C];
     dst[xs * C] = finish(h);
     // kChunk outputs at a time: their 2 kChunk reads issued together, each output's change (the sum
     // entering less the one leaving) apart from the running sum, which then takes one addition an
