@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpulab/kernels/cuda_check.hpp"
@@ -54,6 +56,7 @@ struct Launch {
   int inHeight = 0;  // of one plane in the stacks
   int outHeight = 0;
   bool vectorLoads = false;  // every input row starts 4 * sizeof(T)-byte aligned
+  int segmentRows = 1;       // the stream kernel's output rows a block (a multiple of KB)
 };
 
 /// The launch's by-value parameter: one struct (the host stub copies it whole).
@@ -414,6 +417,282 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stream kernel: rank-1 kernels of one channel whose longer side has 9 to 32 taps (the KB = 16 and
+// 32 buckets).
+//
+// The tile kernel runs its row pass over the TH + KB - 1 rows of every 64-row tile (1.5 times the
+// rows at 31 taps) and reads each output's column taps from shared memory. Here a block of
+// kStreamThreads threads walks down a strip of kStreamWidth output columns through a segment of
+// rows, kStreamBatch input rows between barriers:
+//   1. put: the batch's samples, loaded during the batch before (a warp a row, border-mapped
+//      columns worked out once a lane), go to shared memory as float through the probe;
+//   2. row pass: each input row once, kRowOutputs outputs a thread from 16-byte shared reads;
+//   3. column pass: a thread a column keeps KB running sums in registers. The row pass's value h of
+//      input row i adds col[p] * h to output row i - p for every p; output i - KB + 1 is then whole
+//      and is stored, and its register starts output i + 1. The register of output j is j % KB,
+//      and a period of KB rows (KB / kStreamBatch batches) is unrolled, so every index is static.
+//      The outputs go down the column by the pitch from the batch's first.
+// Each output sums its row taps and then its column taps in tap order, as the tile kernel does: the
+// same bits. A batch holding an inf or NaN (the taps beyond kw and kh have weight 0, and 0 * inf is
+// NaN) sends the whole block to exact loops over its region (kw x kh taps, the same sums in the same
+// order), which rewrite every output it stored. The phases are functions of the thread index and
+// the program that orders them takes the barriers as arguments, so the host runs the same code.
+
+constexpr int kStreamThreads = 128;
+constexpr int kStreamWidth = kStreamThreads;  // output columns a strip: a thread a column
+constexpr int kStreamBatch = 8;               // input rows between barriers
+constexpr int kStreamWarps = kStreamThreads / 32;
+
+template <int KB>
+struct StreamLayout {
+  static constexpr int slots = (kStreamWidth + KB - 1 + 31) / 32;  // samples a lane loads a row
+  static constexpr int span = slots * 32;                          // samples a row, >= kStreamWidth + KB - 1
+  // 4 (mod 32) words: the 8 lanes of a 16-byte shared access, on 8 consecutive rows, meet 32 banks.
+  static constexpr int inPitch = span + 4;
+  static constexpr int sumPitch = kStreamWidth + 4;
+  static constexpr int rowsPerWarp = kStreamBatch / kStreamWarps;
+  static constexpr int vectors = (kRowOutputs + KB - 1 + 3) / 4;  // 16-byte reads a row-pass item
+  static constexpr int words = kStreamBatch * (inPitch + sumPitch);
+  static_assert(inPitch % 32 == 4 && sumPitch % 32 == 4);
+  static_assert(kStreamWidth / kRowOutputs * kStreamBatch == kStreamThreads, "a row-pass item a thread");
+  static_assert(kRowOutputs * (kStreamWidth / kRowOutputs - 1) + 4 * vectors <= span);
+  static_assert(KB % kStreamBatch == 0 && kStreamBatch % kStreamWarps == 0);
+};
+
+/// What a thread keeps across the barriers (registers on the GPU).
+template <int KB>
+struct StreamState {
+  float acc[KB];                                                        // acc[j % KB]: output row j's column sum so far
+  float ahead[StreamLayout<KB>::rowsPerWarp][StreamLayout<KB>::slots];  // the next batch's samples
+  int column[StreamLayout<KB>::slots];  // the plane column of each sample the lane loads, -1: fill
+  float probe;                          // NaN once an inf or NaN went through put
+};
+
+GPULAB_HD void sharedLoadFour(const float* p, float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+  v[2] = q.z;
+  v[3] = q.w;
+#else
+  for (int i = 0; i < 4; ++i) v[i] = p[i];
+#endif
+}
+
+GPULAB_HD void sharedStoreFour(float* p, float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<float4*>(p) = make_float4(a, b, c, d);
+#else
+  p[0] = a;
+  p[1] = b;
+  p[2] = c;
+  p[3] = d;
+#endif
+}
+
+/// One block: strip bx, segment by of one plane.
+template <class T, int KB>
+struct StreamBlock {
+  using L = StreamLayout<KB>;
+  using State = StreamState<KB>;
+  static constexpr int kTaps = KB;
+  Plane<const T> in;
+  Plane<T> out;
+  const Launch& g;
+  const Weights<KB>& w;
+  float* inRows;  // kStreamBatch rows of L::inPitch: the batch's samples
+  float* sums;    // kStreamBatch rows of L::sumPitch: their row pass
+  int x0;         // the strip's first output column
+  int y0;         // the segment's first output row
+  int outputs;    // output rows in the segment
+  int rows;       // input rows it reads: outputs + KB - 1
+
+  GPULAB_HD StreamBlock(Plane<const T> in_, Plane<T> out_, const Launch& g_, const Weights<KB>& w_, float* shared,
+                        int bx, int by)
+      : in(in_),
+        out(out_),
+        g(g_),
+        w(w_),
+        inRows(shared),
+        sums(shared + kStreamBatch * L::inPitch),
+        x0(bx * kStreamWidth),
+        y0(by * g_.segmentRows),
+        outputs(g_.segmentRows < out_.height - by * g_.segmentRows ? g_.segmentRows
+                                                                   : out_.height - by * g_.segmentRows),
+        rows(outputs + KB - 1) {}
+
+  GPULAB_HD void start(int tid, State& s) const {
+    const int lane = tid % 32;
+    GPULAB_UNROLL
+    for (int k = 0; k < L::slots; ++k) s.column[k] = borderIndex(x0 - g.ax + lane + 32 * k, in.width, g.border);
+    s.probe = 0.f;
+  }
+
+  /// The samples of input rows [i, i + kStreamBatch) of the segment into s.ahead: rows warp and
+  /// warp + kStreamWarps, lane + 32 k of each.
+  GPULAB_HD void load(int tid, State& s, int i) const {
+    const int warp = tid / 32;
+    GPULAB_UNROLL
+    for (int u = 0; u < L::rowsPerWarp; ++u) {
+      const int y = borderIndex(y0 - g.ay + i + warp + kStreamWarps * u, in.height, g.border);
+      const T* src = in.row(y < 0 ? 0 : y);
+      GPULAB_UNROLL
+      for (int k = 0; k < L::slots; ++k)
+        s.ahead[u][k] = y < 0 || s.column[k] < 0 ? g.fill : loadSample(src + s.column[k]);
+    }
+  }
+
+  /// Phase 1: s.ahead to shared memory; whether this thread has met an inf or NaN so far.
+  GPULAB_HD bool put(int tid, State& s) const {
+    const int warp = tid / 32, lane = tid % 32;
+    GPULAB_UNROLL
+    for (int u = 0; u < L::rowsPerWarp; ++u) {
+      float* dst = inRows + (warp + kStreamWarps * u) * L::inPitch + lane;
+      GPULAB_UNROLL
+      for (int k = 0; k < L::slots; ++k) {
+        dst[32 * k] = s.ahead[u][k];
+        if constexpr (std::is_same_v<T, float>) s.probe = fmaf(s.ahead[u][k], 0.f, s.probe);
+      }
+    }
+    return s.probe != s.probe;
+  }
+
+  /// Phase 2: row r = tid % kStreamBatch, outputs [n0, n0 + kRowOutputs) of it, n0 = kRowOutputs *
+  /// (tid / kStreamBatch); sample k serves output n through tap k - n, as rowPass.
+  GPULAB_HD void rowPass(int tid) const {
+    constexpr int N = kRowOutputs;
+    const int r = tid % kStreamBatch;
+    const int n0 = N * (tid / kStreamBatch);
+    const float* src = inRows + r * L::inPitch + n0;
+    float acc[N];
+    GPULAB_UNROLL
+    for (int n = 0; n < N; ++n) acc[n] = 0.f;
+    GPULAB_UNROLL
+    for (int m = 0; m < L::vectors; ++m) {
+      float v[4];
+      sharedLoadFour(src + 4 * m, v);
+      GPULAB_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        GPULAB_UNROLL
+        for (int n = 0; n < N; ++n) {
+          const int tap = 4 * m + e - n;
+          if (tap >= 0 && tap < KB) acc[n] = fmaf(w.row[0][tap], v[e], acc[n]);  // weight 0 beyond kw
+        }
+      }
+    }
+    float* dst = sums + r * L::sumPitch + n0;
+    GPULAB_UNROLL
+    for (int n = 0; n < N; n += 4) sharedStoreFour(dst + n, acc[n], acc[n + 1], acc[n + 2], acc[n + 3]);
+  }
+
+  /// Phase 3 for batch b of the period that starts at input row i0 (a multiple of KB): column tid,
+  /// input rows i0 + b * kStreamBatch + r.
+  template <int b>
+  GPULAB_HD void columnPass(int tid, State& s, int i0) const {
+    // Row r completes output row j0 + r; those in [0, outputs) are stored, r in [lo, hi), down
+    // the column by the pitch from the first.
+    const int j0 = i0 + b * kStreamBatch - (KB - 1);
+    const int lo = j0 < 0 ? -j0 : 0;
+    const int hi = outputs - j0 < kStreamBatch ? outputs - j0 : kStreamBatch;
+    const int x = x0 + tid;
+    const bool column = x < out.width && lo < hi;
+    T* dst = out.row(column ? y0 + j0 + lo : 0) + (column ? x : 0);
+    GPULAB_UNROLL
+    for (int r = 0; r < kStreamBatch; ++r) {
+      const int i = b * kStreamBatch + r;  // the input row mod KB
+      const float h = sums[r * L::sumPitch + tid];
+      GPULAB_UNROLL
+      for (int p = KB - 1; p >= 1; --p) {
+        float& a = s.acc[(i - p + KB) % KB];
+        a = fmaf(w.col[0][p], h, a);  // weight 0 beyond kh
+      }
+      if (column && r >= lo && r < hi) {
+        *dst = toSample<T>(s.acc[(i + 1) % KB]);
+        dst = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(dst) + out.pitch);
+      }
+      s.acc[i % KB] = fmaf(w.col[0][0], h, 0.f);
+    }
+  }
+
+  /// The block's region by exact loops, for a block whose input holds an inf or NaN.
+  GPULAB_HD void exact(int tid) const {
+    const int x = x0 + tid;
+    if (x >= out.width) return;
+    for (int j = 0; j < outputs; ++j) {
+      float acc = 0.f;
+      for (int p = 0; p < g.kh; ++p) {
+        const int y = borderIndex(y0 + j - g.ay + p, in.height, g.border);
+        float h = 0.f;
+        for (int q = 0; q < g.kw; ++q) {
+          const int xs = borderIndex(x - g.ax + q, in.width, g.border);
+          const float v = y < 0 || xs < 0 ? g.fill : loadSample(in.row(y) + xs);
+          h = fmaf(w.row[0][q], v, h);
+        }
+        acc = fmaf(w.col[0][p], h, acc);
+      }
+      out.row(y0 + j)[x] = toSample<T>(acc);
+    }
+  }
+};
+
+/// Batch b of the period at input row i0: put (barrier, and whether any thread met an inf or NaN),
+/// the next batch's loads and the row pass (barrier), the column pass. False: go exact.
+template <int b, class Block, class Each, class Any, class Sync>
+GPULAB_HD bool streamBatch(const Block& block, Each& each, Any& any, Sync& sync, int i0) {
+  using State = typename Block::State;
+  const int i = i0 + b * kStreamBatch;
+  if (i >= block.rows) return true;
+  if (any([&](int tid, State& s) { return block.put(tid, s); })) return false;
+  each([&](int tid, State& s) {
+    if (i + kStreamBatch < block.rows) block.load(tid, s, i + kStreamBatch);  // in flight through the row pass
+    block.rowPass(tid);
+  });
+  sync();
+  each([&](int tid, State& s) { block.template columnPass<b>(tid, s, i0); });
+  return true;
+}
+
+template <class Block, class Each, class Any, class Sync, int... Bs>
+GPULAB_HD bool streamPeriod(const Block& block, Each& each, Any& any, Sync& sync, int i0,
+                            std::integer_sequence<int, Bs...>) {
+  return (streamBatch<Bs>(block, each, any, sync, i0) && ...);
+}
+
+/// The block's program. each(f) runs f(tid, state) for every thread, any(f) does so and returns
+/// whether f was true for any (a barrier), sync() is a barrier.
+template <class Block, class Each, class Any, class Sync>
+GPULAB_HD void streamProgram(const Block& block, Each&& each, Any&& any, Sync&& sync) {
+  using State = typename Block::State;
+  constexpr int KB = Block::kTaps;
+  each([&](int tid, State& s) {
+    block.start(tid, s);
+    block.load(tid, s, 0);
+  });
+  for (int i0 = 0; i0 < block.rows; i0 += KB) {
+    if (!streamPeriod(block, each, any, sync, i0, std::make_integer_sequence<int, KB / kStreamBatch>{})) {
+      each([&](int tid, State&) { block.exact(tid); });
+      return;
+    }
+  }
+}
+
+template <class T, int KB>
+__global__ void __launch_bounds__(kStreamThreads, 4)
+    separableStreamKernel(Plane<const T> inStack, Plane<T> outStack, const __grid_constant__ Params<KB> params) {
+  __shared__ __align__(16) float shared[StreamLayout<KB>::words];
+  const Plane<const T> in = planeAt(inStack, params.g.inHeight, static_cast<int>(blockIdx.z));
+  const Plane<T> out = planeAt(outStack, params.g.outHeight, static_cast<int>(blockIdx.z));
+  const StreamBlock<T, KB> block(in, out, params.g, params.w, shared, static_cast<int>(blockIdx.x),
+                                 static_cast<int>(blockIdx.y));
+  const int tid = static_cast<int>(threadIdx.x);
+  StreamState<KB> state;
+  streamProgram(
+      block, [&](auto&& f) { f(tid, state); }, [&](auto&& f) { return __syncthreads_or(f(tid, state) ? 1 : 0) != 0; },
+      [] { __syncthreads(); });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side
 
 /// The smallest bucket of taps that holds both passes.
@@ -423,6 +702,49 @@ int bucketFor(int kw, int kh) {
     if (taps <= kb) return kb;
   return 0;
 }
+
+/// GPULAB_SEPARABLE_KERNEL=tile runs the tile kernel where the stream kernel would run;
+/// GPULAB_SEPARABLE_STREAM_ROWS forces the stream kernel's segment rows (rounded up to a period of
+/// KB rows). For measurements; unset, the planner chooses.
+const std::string& forcedKernel() {
+  static const std::string kernel = [] {
+    const char* text = std::getenv("GPULAB_SEPARABLE_KERNEL");
+    return std::string(text != nullptr ? text : "");
+  }();
+  return kernel;
+}
+
+int forcedStreamRows() {
+  static const int rows = [] {
+    const char* text = std::getenv("GPULAB_SEPARABLE_STREAM_ROWS");
+    const int v = text != nullptr ? std::atoi(text) : 0;
+    return v > 0 ? v : 0;
+  }();
+  return rows;
+}
+
+/// The taps bucket the stream kernel runs this geometry in, 0 for the tile kernel.
+template <int C>
+int streamBucket(const SeparableGeometry& g) {
+  if (C != 1 || g.rank != 1) return 0;
+  const int kb = bucketFor(g.kernelWidth, g.kernelHeight);
+  if (forcedKernel() == "tile") return 0;
+  return kb == 16 || kb == 32 ? kb : 0;
+}
+
+/// Segments of whole periods (KB rows) for a GPU holding `resident` blocks at once: about one wave
+/// of blocks.
+void planStream(Launch& g, int outWidth, int outHeight, int planes, int resident, int kb) {
+  const int strips = divUp(outWidth, kStreamWidth);
+  const int segments = std::max(1, divUp(resident, strips * planes));
+  int rows = divUp(divUp(outHeight, segments), kb) * kb;
+  if (forcedStreamRows() > 0) rows = divUp(forcedStreamRows(), kb) * kb;
+  g.segmentRows = std::max(rows, kb);
+}
+
+/// The blocks runSeparableConvTilesOnHost plans the stream kernel's segments for (several segments
+/// a strip on small test images, as a GPU gives).
+constexpr int kHostResidentBlocks = 6;
 
 template <int KB>
 Weights<KB> weightsOf(const SeparableGeometry& g) {
@@ -476,6 +798,51 @@ void launchBucket(Plane<const T> in, Plane<T> out, int planes, const SeparableGe
   const Params<KB> params{launchOf(g, fill, in, out.height), weightsOf<KB>(g)};
   kernel<<<grid, kThreads, L::bytes, stream>>>(in, out, params);
   GPULAB_CHECK_LAUNCH("separableConvKernel");
+}
+
+template <class T, int KB>
+void launchStream(Plane<const T> in, Plane<T> out, int planes, const SeparableGeometry& g, float fill,
+                  cudaStream_t stream) {
+  auto kernel = separableStreamKernel<T, KB>;
+  int device = 0, sms = 0, perSm = 0;
+  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
+  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kStreamThreads, 0));
+  Params<KB> params{launchOf(g, fill, in, out.height), weightsOf<KB>(g)};
+  planStream(params.g, out.width, out.height, planes, std::max(1, sms * perSm), KB);
+  const dim3 grid(static_cast<unsigned>(divUp(out.width, kStreamWidth)),
+                  static_cast<unsigned>(divUp(out.height, params.g.segmentRows)), static_cast<unsigned>(planes));
+  kernel<<<grid, kStreamThreads, 0, stream>>>(in, out, params);
+  GPULAB_CHECK_LAUNCH("separableStreamKernel");
+}
+
+template <class T, int KB>
+void hostStream(Plane<const T> inStack, Plane<T> outStack, int planes, const SeparableGeometry& geometry, float fill) {
+  using State = StreamState<KB>;
+  Params<KB> p{launchOf(geometry, fill, inStack, outStack.height), weightsOf<KB>(geometry)};
+  planStream(p.g, outStack.width, outStack.height, planes, kHostResidentBlocks, KB);
+  std::vector<float> shared(StreamLayout<KB>::words);
+  std::vector<State> states(kStreamThreads);
+  const auto each = [&](auto&& f) {
+    for (int tid = 0; tid < kStreamThreads; ++tid) f(tid, states[static_cast<std::size_t>(tid)]);
+  };
+  const auto any = [&](auto&& f) {
+    bool met = false;
+    for (int tid = 0; tid < kStreamThreads; ++tid) met = f(tid, states[static_cast<std::size_t>(tid)]) || met;
+    return met;
+  };
+  for (int z = 0; z < planes; ++z) {
+    const Plane<const T> in = planeAt(inStack, inStack.height, z);
+    const Plane<T> out = planeAt(outStack, outStack.height, z);
+    for (int by = 0; by < divUp(out.height, p.g.segmentRows); ++by)
+      for (int bx = 0; bx < divUp(out.width, kStreamWidth); ++bx) {
+        // NaN in every cell and register no phase writes: a read of one would show in the results.
+        std::fill(shared.begin(), shared.end(), std::nanf(""));
+        for (State& s : states) std::fill(&s.acc[0], &s.acc[0] + KB, std::nanf(""));
+        const StreamBlock<T, KB> block(in, out, p.g, p.w, shared.data(), bx, by);
+        streamProgram(block, each, any, [] {});
+      }
+  }
 }
 
 template <class T, int C, int KB>
@@ -557,6 +924,12 @@ void launchSeparableConv(Plane<const T> inStack, Plane<T> outStack, int planes, 
   validate<C>(geometry);
   if (planes < 1 || inStack.width < 1 || inStack.height < 1 || outStack.width < 1 || outStack.height < 1)
     throw std::invalid_argument("the separable convolution needs non-empty planes");
+  if constexpr (C == 1) {
+    if (streamBucket<C>(geometry) == 16)
+      return launchStream<T, 16>(inStack, outStack, planes, geometry, borderValue, stream);
+    if (streamBucket<C>(geometry) == 32)
+      return launchStream<T, 32>(inStack, outStack, planes, geometry, borderValue, stream);
+  }
   switch (bucketFor(geometry.kernelWidth, geometry.kernelHeight)) {
     case 8:
       return launchRank<T, C, 8>(inStack, outStack, planes, geometry, borderValue, stream);
@@ -578,6 +951,10 @@ template <class T, int C>
 void runSeparableConvTilesOnHost(Plane<const T> inStack, Plane<T> outStack, int planes,
                                  const SeparableGeometry& geometry, float borderValue) {
   validate<C>(geometry);
+  if constexpr (C == 1) {
+    if (streamBucket<C>(geometry) == 16) return hostStream<T, 16>(inStack, outStack, planes, geometry, borderValue);
+    if (streamBucket<C>(geometry) == 32) return hostStream<T, 32>(inStack, outStack, planes, geometry, borderValue);
+  }
   switch (bucketFor(geometry.kernelWidth, geometry.kernelHeight)) {
     case 8:
       return hostBucket<T, C, 8>(inStack, outStack, planes, geometry, borderValue);

@@ -346,6 +346,17 @@ INSTANTIATE_TEST_SUITE_P(InteriorTiles, SeparableTable,
                                             ::testing::Values(1, 3)),
                          tableName);
 
+// The stream kernel (rank 1, 17 to 32 taps a side, one channel a plane): three strips of 128
+// columns, the last 4 wide, and segments of whole periods with a partial last one; even and
+// non-square kernels, and kernels whose other side is short (its padded taps are weight 0).
+INSTANTIATE_TEST_SUITE_P(Stream, SeparableTable,
+                         ::testing::Combine(::testing::Values(std::make_tuple(260, 70)),
+                                            ::testing::Values(std::make_tuple(31, 31), std::make_tuple(17, 17),
+                                                              std::make_tuple(32, 32), std::make_tuple(19, 26),
+                                                              std::make_tuple(25, 3), std::make_tuple(2, 23)),
+                                            ::testing::Values(1)),
+                         tableName);
+
 // ---------------------------------------------------------------------------------------------
 // Interleaved channels: sample (x, c) at row[x * C + c], each channel on its own
 
@@ -482,7 +493,8 @@ TEST(SeparableGaussian, FusedPathEqualsTheTwoPassKernels) {
 // ---------------------------------------------------------------------------------------------
 // Non-finite samples: the taps beyond kw are zero weights in the unrolled passes, and 0 * inf is
 // NaN; a tile holding an inf or NaN takes the exact loops, so only the outputs whose window holds
-// the sample change (as in the direct method).
+// the sample change (as in the direct method). 31x31 and 21x17 run the stream kernel, whose blocks
+// go exact when a batch of rows holds one.
 
 /// Whether two images agree: NaN where the other is NaN, the same inf, elsewhere within `tol`.
 ::testing::AssertionResult sameWithNonFinite(const Image& expected, const Image& actual, double tol) {
@@ -509,7 +521,7 @@ TEST(SeparableNonFinite, OnlyTheWindowsHoldingTheSampleChange) {
   wide.at<float>(140, 70) = -std::numeric_limits<float>::infinity();
   wide.at<float>(75, 130) = std::numeric_limits<float>::quiet_NaN();
   for (const Image* image : {&narrow, &wide})
-    for (auto [kw, kh] : {std::pair{15, 15}, {5, 9}}) {
+    for (auto [kw, kh] : {std::pair{15, 15}, {5, 9}, {31, 31}, {21, 17}}) {
       const Image& img = *image;
       FilterSpec spec =
           convSpec(smoothKernel(kw, kh), BorderMode::Reflect101, ConvMode::Same, false, ConvMethod::Separable);

@@ -12,12 +12,14 @@
 // most kSeparableTolerance times K's largest |coefficient| (so rank-1 with 1e-9 noise counts as
 // rank 1). Each term is split as col_t = sqrt(s_t) u_t (kh), row_t = sqrt(s_t) v_t (kw).
 //
-// GPU: launchSeparableConv (kernels/separable_conv.cuh): each block loads its tile with the halo,
-// runs the row pass into shared memory and the column pass from it, summing the terms, and writes
-// once. u8 and f32 with Conv2D's channel rules (u8 RGBA in 'same' mode passes alpha through); the
-// sums are float, so the result equals the direct one within float rounding (f32 ~1e-6 relative
-// to the result's peak, u8 +-1 where a sum lands next to .5). f64 images take Conv2D's direct
-// double kernel on the GPU (gpuTakes() says false). Kernels up to kSeparableMaxTaps a side.
+// GPU: launchSeparableConv (kernels/separable_conv.cuh): rank-1 kernels of 9 to 32 taps stream
+// down strips of columns (each input row's row pass once, the column sums in registers); the
+// others load a tile with the halo, run the row pass into shared memory and the column pass from
+// it, summing the terms. Each writes once. u8 and f32 with Conv2D's channel rules (u8 RGBA in
+// 'same' mode passes alpha through); the sums are float, so the result equals the direct one
+// within float rounding (f32 ~1e-6 relative to the result's peak, u8 +-1 where a sum lands next to
+// .5). f64 images take Conv2D's direct double kernel on the GPU (gpuTakes() says false). Kernels
+// up to kSeparableMaxTaps a side.
 // CPU: cv::sepFilter2D per term over the border-padded plane (copyMakeBorder), row strips on
 // OpenCV's threads, summed in float (double for f64), then rounded to the sample type.
 #pragma once

@@ -7,10 +7,16 @@
 //   out(x, y) = sum_{p < kh, q < kw} w(p, q) * in(x - anchorX + q, y - anchorY + p)
 //
 // where in() outside the plane follows the border mode (Constant: `borderValue` wherever the row
-// or the column is outside). A block copies its output tile's input with the halo into shared
-// memory (as float, border-mapped), runs the 1-D pass along rows into a second shared tile, the
-// 1-D pass along columns from it (per term, summing the terms in registers), and writes its
-// outputs once: one read and one write of the image in DRAM (the halo comes from L2).
+// or the column is outside). Two kernels, each one read and one write of the image in DRAM (the
+// halo comes from L2):
+//   - stream (rank 1, one channel, 9 to 32 taps on the longer side): a block walks down a strip of
+//     128 columns through a segment of rows, runs the row pass of each input row once, and keeps
+//     each column's sums in registers, storing an output row as soon as it is whole;
+//   - tile (every other kernel): a block copies its output tile's input with the halo into shared
+//     memory (as float, border-mapped), runs the 1-D pass along rows into a second shared tile, the
+//     1-D pass along columns from it (per term, summing the terms in registers), and writes its
+//     outputs once.
+// Both form the same sums in the same order.
 //
 // Sums are in float, in tap order (row pass first); u8 results are rounded to nearest (ties to
 // even) and saturated as launchConv2D's. Interleaved rows: with C > 1 a plane row holds width
@@ -59,8 +65,9 @@ template <class T, int C = 1>
 void launchSeparableConv(Plane<const T> inStack, Plane<T> outStack, int planes, const SeparableGeometry& geometry,
                          float borderValue, cudaStream_t stream);
 
-/// Runs the very tile code of launchSeparableConv on the host, block by block and thread by
-/// thread (each phase for every thread, as the barriers between them order it). Host pointers.
+/// Runs the very block code of launchSeparableConv (the stream or the tile kernel, as it chooses)
+/// on the host, block by block and thread by thread (each phase for every thread, as the barriers
+/// between them order it). Host pointers.
 /// Slow; it lets the tiling, halo, border and output-mode logic be tested without a GPU.
 template <class T, int C = 1>
 void runSeparableConvTilesOnHost(Plane<const T> inStack, Plane<T> outStack, int planes,
