@@ -13,6 +13,7 @@
 #include "gpulab/kernels/box_blur.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
 #include "gpulab/kernels/launch_support.hpp"
+#include "vector_loads.cuh"
 
 namespace gpulab::kernels {
 
@@ -143,71 +144,6 @@ TiledParams<T> tiledParams(const TiledShape& shape, int radius, bool ring, Borde
 
 // ---------------------------------------------------------------------------------------------
 // Device helpers (host-callable too: the host emulation runs the same code)
-
-// 16 bytes of shared memory <-> registers, as one vector access on the GPU.
-GPULAB_HD void loadShared16(const float* src, float (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  const float4 q = *reinterpret_cast<const float4*>(src);
-  v[0] = q.x;
-  v[1] = q.y;
-  v[2] = q.z;
-  v[3] = q.w;
-#else
-  std::memcpy(v, src, 16);
-#endif
-}
-
-GPULAB_HD void loadShared16(const std::uint8_t* src, std::uint8_t (&v)[16]) {
-#if defined(__CUDA_ARCH__)
-  const uint4 q = *reinterpret_cast<const uint4*>(src);
-  const unsigned words[4] = {q.x, q.y, q.z, q.w};
-  for (int i = 0; i < 16; ++i) v[i] = static_cast<std::uint8_t>(words[i / 4] >> (8 * (i % 4)));
-#else
-  std::memcpy(v, src, 16);
-#endif
-}
-
-GPULAB_HD void loadShared16(const std::uint16_t* src, std::uint16_t (&v)[8]) {
-#if defined(__CUDA_ARCH__)
-  const uint4 q = *reinterpret_cast<const uint4*>(src);
-  const unsigned words[4] = {q.x, q.y, q.z, q.w};
-  for (int i = 0; i < 8; ++i) v[i] = static_cast<std::uint16_t>(words[i / 2] >> (16 * (i % 2)));
-#else
-  std::memcpy(v, src, 16);
-#endif
-}
-
-GPULAB_HD void storeShared16(long long* dst, const long long* v) {
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<longlong2*>(dst) = make_longlong2(v[0], v[1]);
-#else
-  std::memcpy(dst, v, 16);
-#endif
-}
-
-GPULAB_HD void storeShared16(double* dst, const double* v) {
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<double2*>(dst) = make_double2(v[0], v[1]);
-#else
-  std::memcpy(dst, v, 16);
-#endif
-}
-
-GPULAB_HD void storeShared16(unsigned* dst, const unsigned* v) {
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<uint4*>(dst) = make_uint4(v[0], v[1], v[2], v[3]);
-#else
-  std::memcpy(dst, v, 16);
-#endif
-}
-
-GPULAB_HD void storeShared16(int* dst, const int* v) {
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<int4*>(dst) = make_int4(v[0], v[1], v[2], v[3]);
-#else
-  std::memcpy(dst, v, 16);
-#endif
-}
 
 // Global -> shared, 16 bytes, asynchronous on the GPU (cp.async on sm_80+, a plain copy before).
 GPULAB_HD void copy16Async(void* sharedDst, const void* globalSrc) {

@@ -468,29 +468,6 @@ struct StreamState {
   float probe;                          // NaN once an inf or NaN went through put
 };
 
-GPULAB_HD void sharedLoadFour(const float* p, float (&v)[4]) {
-#if defined(__CUDA_ARCH__)
-  const float4 q = *reinterpret_cast<const float4*>(p);
-  v[0] = q.x;
-  v[1] = q.y;
-  v[2] = q.z;
-  v[3] = q.w;
-#else
-  for (int i = 0; i < 4; ++i) v[i] = p[i];
-#endif
-}
-
-GPULAB_HD void sharedStoreFour(float* p, float a, float b, float c, float d) {
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<float4*>(p) = make_float4(a, b, c, d);
-#else
-  p[0] = a;
-  p[1] = b;
-  p[2] = c;
-  p[3] = d;
-#endif
-}
-
 /// One block: strip bx, segment by of one plane.
 template <class T, int KB>
 struct StreamBlock {
@@ -571,7 +548,7 @@ struct StreamBlock {
     GPULAB_UNROLL
     for (int m = 0; m < L::vectors; ++m) {
       float v[4];
-      sharedLoadFour(src + 4 * m, v);
+      loadShared16(src + 4 * m, v);
       GPULAB_UNROLL
       for (int e = 0; e < 4; ++e) {
         GPULAB_UNROLL
@@ -583,7 +560,7 @@ struct StreamBlock {
     }
     float* dst = sums + r * L::sumPitch + n0;
     GPULAB_UNROLL
-    for (int n = 0; n < N; n += 4) sharedStoreFour(dst + n, acc[n], acc[n + 1], acc[n + 2], acc[n + 3]);
+    for (int n = 0; n < N; n += 4) storeShared16(dst + n, acc + n);
   }
 
   /// Phase 3 for batch b of the period that starts at input row i0 (a multiple of KB): column tid,
@@ -723,10 +700,9 @@ int forcedStreamRows() {
   return rows;
 }
 
-/// The taps bucket the stream kernel runs this geometry in, 0 for the tile kernel.
-template <int C>
+/// The taps bucket the stream kernel runs this single-channel geometry in, 0 for the tile kernel.
 int streamBucket(const SeparableGeometry& g) {
-  if (C != 1 || g.rank != 1) return 0;
+  if (g.rank != 1) return 0;
   const int kb = bucketFor(g.kernelWidth, g.kernelHeight);
   if (forcedKernel() == "tile") return 0;
   return kb == 16 || kb == 32 ? kb : 0;
@@ -925,10 +901,14 @@ void launchSeparableConv(Plane<const T> inStack, Plane<T> outStack, int planes, 
   if (planes < 1 || inStack.width < 1 || inStack.height < 1 || outStack.width < 1 || outStack.height < 1)
     throw std::invalid_argument("the separable convolution needs non-empty planes");
   if constexpr (C == 1) {
-    if (streamBucket<C>(geometry) == 16)
-      return launchStream<T, 16>(inStack, outStack, planes, geometry, borderValue, stream);
-    if (streamBucket<C>(geometry) == 32)
-      return launchStream<T, 32>(inStack, outStack, planes, geometry, borderValue, stream);
+    switch (streamBucket(geometry)) {
+      case 16:
+        return launchStream<T, 16>(inStack, outStack, planes, geometry, borderValue, stream);
+      case 32:
+        return launchStream<T, 32>(inStack, outStack, planes, geometry, borderValue, stream);
+      default:
+        break;
+    }
   }
   switch (bucketFor(geometry.kernelWidth, geometry.kernelHeight)) {
     case 8:
@@ -952,8 +932,14 @@ void runSeparableConvTilesOnHost(Plane<const T> inStack, Plane<T> outStack, int 
                                  const SeparableGeometry& geometry, float borderValue) {
   validate<C>(geometry);
   if constexpr (C == 1) {
-    if (streamBucket<C>(geometry) == 16) return hostStream<T, 16>(inStack, outStack, planes, geometry, borderValue);
-    if (streamBucket<C>(geometry) == 32) return hostStream<T, 32>(inStack, outStack, planes, geometry, borderValue);
+    switch (streamBucket(geometry)) {
+      case 16:
+        return hostStream<T, 16>(inStack, outStack, planes, geometry, borderValue);
+      case 32:
+        return hostStream<T, 32>(inStack, outStack, planes, geometry, borderValue);
+      default:
+        break;
+    }
   }
   switch (bucketFor(geometry.kernelWidth, geometry.kernelHeight)) {
     case 8:
