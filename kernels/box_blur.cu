@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "box_blur_stream.cuh"
 #include "box_blur_sweep.cuh"
 #include "gpulab/kernels/box_blur.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
@@ -1190,6 +1191,12 @@ void launchBoxBlur(const BoxBlurPlan& plan, Plane<const T> in, Plane<T> out, Bor
       return;
     }
     case BoxBlurPath::Sweep:
+      if constexpr (std::is_same_v<T, float>) {
+        if (boxstream::takes(plan.radius)) {
+          boxstream::launch(in, out, plan.radius, mode, borderValue, stream);
+          return;
+        }
+      }
       sweep::launch<T>(in, out, 1, plan.radius, mode, borderValue, stream);
       return;
     default:
@@ -1229,6 +1236,12 @@ void runBoxBlurOnHost(Plane<const T> in, Plane<T> out, int radius, BorderMode mo
       return;
     case BoxBlurPath::Sweep:
       checkSweepRadius<T>(radius, 1);
+      if constexpr (std::is_same_v<T, float>) {
+        if (boxstream::takes(radius)) {
+          boxstream::emulate(in, out, radius, mode, borderValue, residentBlocks);
+          return;
+        }
+      }
       sweep::emulate<T>(in, out, 1, radius, mode, borderValue, residentBlocks);
       return;
     default:

@@ -1,5 +1,6 @@
-// Box blur, sweep path (box_blur.cuh, "Sweep"): one block of kThreads threads per tile of columns
-// and segment of rows, kRows output rows a batch.
+// Box blur, sweep path (box_blur.cuh, "Sweep"), word kernel: one block of kThreads threads per tile
+// of columns and segment of rows, kRows output rows a batch. (f32 planes up to radius 15 take the
+// stream kernel, box_blur_stream.cu, unless GPULAB_BOX_SWEEP_KERNEL=words.)
 //
 // A thread owns one or two words of the tile's extended row (output tile plus the halo): 4 aligned
 // bytes of it, so 1 f32, 2 u16 or 4 u8 samples, loaded with one instruction a row. A batch is two

@@ -972,6 +972,111 @@ TEST(BoxBlurSweep, GpuPlanesAtAnyAlignmentGiveTheHostBits) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The sweep path's stream kernel (f32 planes, radius 1..15: a template a radius): every radius and
+// border mode on a plane of three strips of 128 columns (the last 44 wide) and a prime height, so
+// that the segments run batches in their middle (no test a row) and wrap their ring of row sums.
+
+namespace {
+
+constexpr int kStreamWidth = 300, kStreamHeight = 157;
+
+/// The box means of a row-major plane in double (row sums, then column sums of them), border-mapped
+/// as the kernels map them: the oracle for the stream kernel's table.
+std::vector<float> boxMeansInDouble(const std::vector<float>& v, int w, int h, int r, kernels::BorderMode mode,
+                                    float fill) {
+  const int k = 2 * r + 1;
+  std::vector<double> rows(static_cast<std::size_t>(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double s = 0;
+      for (int d = -r; d <= r; ++d) {
+        const int xm = kernels::borderIndex(x + d, w, mode);
+        s += xm < 0 ? fill : v[static_cast<std::size_t>(y) * w + xm];
+      }
+      rows[static_cast<std::size_t>(y) * w + x] = s;
+    }
+  std::vector<float> out(rows.size());
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double s = 0;
+      for (int d = -r; d <= r; ++d) {
+        const int ym = kernels::borderIndex(y + d, h, mode);
+        s += ym < 0 ? double(k) * fill : rows[static_cast<std::size_t>(ym) * w + x];
+      }
+      out[static_cast<std::size_t>(y) * w + x] = static_cast<float>(s / (double(k) * k));
+    }
+  return out;
+}
+
+/// How many of `got` differ from `expected` by more than the f32 tolerance (1e-5 of the data's
+/// range of 8, and 1e-5 relative).
+int boxMeansOff(const std::vector<float>& expected, const float* got, std::size_t pitchFloats) {
+  int off = 0;
+  for (int y = 0; y < kStreamHeight; ++y)
+    for (int x = 0; x < kStreamWidth; ++x) {
+      const double e = expected[static_cast<std::size_t>(y) * kStreamWidth + x];
+      const double a = got[static_cast<std::size_t>(y) * pitchFloats + x];
+      off += !(std::abs(e - a) <= 8e-5 + 1e-5 * std::abs(e));
+    }
+  return off;
+}
+
+const kernels::BorderMode kStreamModes[] = {kernels::BorderMode::Reflect101, kernels::BorderMode::Reflect,
+                                            kernels::BorderMode::Replicate, kernels::BorderMode::Wrap,
+                                            kernels::BorderMode::Constant};
+
+}  // namespace
+
+TEST(BoxBlurStream, EveryRadiusAndBorderOnHost) {
+  const std::vector<float> values = randomSamples<float>(std::size_t(kStreamWidth) * kStreamHeight, 31337);
+  const kernels::Plane<const float> in{values.data(), kStreamWidth, kStreamHeight, kStreamWidth * sizeof(float)};
+  std::vector<float> got(values.size());
+  const kernels::Plane<float> out{got.data(), kStreamWidth, kStreamHeight, kStreamWidth * sizeof(float)};
+  for (int radius = 1; radius <= 15; ++radius)
+    for (kernels::BorderMode mode : kStreamModes) {
+      const std::vector<float> expected = boxMeansInDouble(values, kStreamWidth, kStreamHeight, radius, mode, 2.5f);
+      // 6 resident blocks: two segments a strip (80 and 77 rows); 264: a batch a segment, fewer rows
+      // than the window.
+      for (int resident : {6, 264}) {
+        std::fill(got.begin(), got.end(), std::nanf(""));
+        kernels::runBoxBlurOnHost<float>(in, out, radius, mode, 2.5f, BoxBlurPath::Sweep, resident);
+        EXPECT_EQ(boxMeansOff(expected, got.data(), kStreamWidth), 0)
+            << "radius " << radius << ", border " << static_cast<int>(mode) << ", " << resident << " resident blocks";
+      }
+    }
+}
+
+TEST(BoxBlurStream, GpuEveryRadiusAndBorder) {
+  GPULAB_REQUIRE_GPU();
+  GpuContext gpu;
+  const std::vector<float> values = randomSamples<float>(std::size_t(kStreamWidth) * kStreamHeight, 31337);
+  const std::size_t pitch = 320 * sizeof(float);
+  void* dIn = nullptr;
+  void* dOut = nullptr;
+  ASSERT_EQ(cudaMalloc(&dIn, pitch * kStreamHeight), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dOut, pitch * kStreamHeight), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy2D(dIn, pitch, values.data(), kStreamWidth * sizeof(float), kStreamWidth * sizeof(float),
+                         kStreamHeight, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  const kernels::Plane<const float> din{static_cast<const float*>(dIn), kStreamWidth, kStreamHeight, pitch};
+  const kernels::Plane<float> dout{static_cast<float*>(dOut), kStreamWidth, kStreamHeight, pitch};
+  std::vector<float> got(pitch / sizeof(float) * kStreamHeight);
+  for (int radius = 1; radius <= 15; ++radius)
+    for (kernels::BorderMode mode : kStreamModes) {
+      ASSERT_EQ(cudaMemsetAsync(dOut, 0xff, pitch * kStreamHeight, gpu.stream()), cudaSuccess);  // NaN
+      kernels::launchBoxBlur<float>(din, dout, radius, mode, 2.5f, BoxBlurPath::Sweep, nullptr, 0, gpu.stream());
+      ASSERT_EQ(cudaMemcpyAsync(got.data(), dOut, pitch * kStreamHeight, cudaMemcpyDeviceToHost, gpu.stream()),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
+      const std::vector<float> expected = boxMeansInDouble(values, kStreamWidth, kStreamHeight, radius, mode, 2.5f);
+      EXPECT_EQ(boxMeansOff(expected, got.data(), pitch / sizeof(float)), 0)
+          << "radius " << radius << ", border " << static_cast<int>(mode);
+    }
+  cudaFree(dIn);
+  cudaFree(dOut);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Non-finite samples (issue 19): each output is the mean of its own window. A window holding a
 // NaN, or both +inf and -inf, gives NaN; +inf alone +inf; -inf alone -inf; otherwise the finite
 // mean. Running sums must not carry a NaN or inf past the windows holding it. Every path (CPU both

@@ -24,6 +24,10 @@
 //   memory, where runs of outputs slide the horizontal window along each row, and the batch leaves
 //   through 16-byte stores. f32 sums in double, u8 and u16 sums exact integers, as on the other
 //   paths. Planes of any alignment (words gathered sample by sample where the rows are not aligned).
+//   An f32 plane up to radius 15 takes the sweep's stream kernel instead (box_blur_stream.cu): a
+//   block of 128 threads walks down a strip of 128 columns through a segment of rows sized for one
+//   wave of blocks, each input row's row sums once (double, sliding along the row) into a shared
+//   ring, and a thread a column keeps the vertical sum of the last 2r+1 of them.
 //   SummedArea (any radius): a summed-area table in scratch memory, then every output as a few
 //   taps of it; the border modes become integer weights on those taps (windowTaps below).
 //
