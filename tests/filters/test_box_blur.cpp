@@ -980,32 +980,12 @@ namespace {
 
 constexpr int kStreamWidth = 300, kStreamHeight = 157;
 
-/// The box means of a row-major plane in double (row sums, then column sums of them), border-mapped
-/// as the kernels map them: the oracle for the stream kernel's table.
-std::vector<float> boxMeansInDouble(const std::vector<float>& v, int w, int h, int r, kernels::BorderMode mode,
-                                    float fill) {
-  const int k = 2 * r + 1;
-  std::vector<double> rows(static_cast<std::size_t>(w) * h);
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      double s = 0;
-      for (int d = -r; d <= r; ++d) {
-        const int xm = kernels::borderIndex(x + d, w, mode);
-        s += xm < 0 ? fill : v[static_cast<std::size_t>(y) * w + xm];
-      }
-      rows[static_cast<std::size_t>(y) * w + x] = s;
-    }
-  std::vector<float> out(rows.size());
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      double s = 0;
-      for (int d = -r; d <= r; ++d) {
-        const int ym = kernels::borderIndex(y + d, h, mode);
-        s += ym < 0 ? double(k) * fill : rows[static_cast<std::size_t>(ym) * w + x];
-      }
-      out[static_cast<std::size_t>(y) * w + x] = static_cast<float>(s / (double(k) * k));
-    }
-  return out;
+/// The reference means (BoxBlur::runReference: sums in double) of a row-major plane.
+std::vector<float> referenceMeans(const std::vector<float>& v, int radius, BorderMode mode, float fill) {
+  Image in(kStreamWidth, kStreamHeight, 1, PixelType::F32);
+  std::copy(v.begin(), v.end(), in.samples<float>().begin());
+  const Image out = BoxBlur(radius, Border{mode, fill}).runReference(in);
+  return {out.samples<float>().begin(), out.samples<float>().end()};
 }
 
 /// How many of `got` differ from `expected` by more than the f32 tolerance (1e-5 of the data's
@@ -1021,9 +1001,8 @@ int boxMeansOff(const std::vector<float>& expected, const float* got, std::size_
   return off;
 }
 
-const kernels::BorderMode kStreamModes[] = {kernels::BorderMode::Reflect101, kernels::BorderMode::Reflect,
-                                            kernels::BorderMode::Replicate, kernels::BorderMode::Wrap,
-                                            kernels::BorderMode::Constant};
+const BorderMode kStreamModes[] = {BorderMode::Reflect101, BorderMode::Reflect, BorderMode::Replicate, BorderMode::Wrap,
+                                   BorderMode::Constant};
 
 }  // namespace
 
@@ -1033,13 +1012,13 @@ TEST(BoxBlurStream, EveryRadiusAndBorderOnHost) {
   std::vector<float> got(values.size());
   const kernels::Plane<float> out{got.data(), kStreamWidth, kStreamHeight, kStreamWidth * sizeof(float)};
   for (int radius = 1; radius <= 15; ++radius)
-    for (kernels::BorderMode mode : kStreamModes) {
-      const std::vector<float> expected = boxMeansInDouble(values, kStreamWidth, kStreamHeight, radius, mode, 2.5f);
+    for (BorderMode mode : kStreamModes) {
+      const std::vector<float> expected = referenceMeans(values, radius, mode, 2.5f);
       // 6 resident blocks: two segments a strip (80 and 77 rows); 264: a batch a segment, fewer rows
       // than the window.
       for (int resident : {6, 264}) {
         std::fill(got.begin(), got.end(), std::nanf(""));
-        kernels::runBoxBlurOnHost<float>(in, out, radius, mode, 2.5f, BoxBlurPath::Sweep, resident);
+        kernels::runBoxBlurOnHost<float>(in, out, radius, toKernel(mode), 2.5f, BoxBlurPath::Sweep, resident);
         EXPECT_EQ(boxMeansOff(expected, got.data(), kStreamWidth), 0)
             << "radius " << radius << ", border " << static_cast<int>(mode) << ", " << resident << " resident blocks";
       }
@@ -1062,13 +1041,14 @@ TEST(BoxBlurStream, GpuEveryRadiusAndBorder) {
   const kernels::Plane<float> dout{static_cast<float*>(dOut), kStreamWidth, kStreamHeight, pitch};
   std::vector<float> got(pitch / sizeof(float) * kStreamHeight);
   for (int radius = 1; radius <= 15; ++radius)
-    for (kernels::BorderMode mode : kStreamModes) {
+    for (BorderMode mode : kStreamModes) {
       ASSERT_EQ(cudaMemsetAsync(dOut, 0xff, pitch * kStreamHeight, gpu.stream()), cudaSuccess);  // NaN
-      kernels::launchBoxBlur<float>(din, dout, radius, mode, 2.5f, BoxBlurPath::Sweep, nullptr, 0, gpu.stream());
+      kernels::launchBoxBlur<float>(din, dout, radius, toKernel(mode), 2.5f, BoxBlurPath::Sweep, nullptr, 0,
+                                    gpu.stream());
       ASSERT_EQ(cudaMemcpyAsync(got.data(), dOut, pitch * kStreamHeight, cudaMemcpyDeviceToHost, gpu.stream()),
                 cudaSuccess);
       ASSERT_EQ(cudaStreamSynchronize(gpu.stream()), cudaSuccess);
-      const std::vector<float> expected = boxMeansInDouble(values, kStreamWidth, kStreamHeight, radius, mode, 2.5f);
+      const std::vector<float> expected = referenceMeans(values, radius, mode, 2.5f);
       EXPECT_EQ(boxMeansOff(expected, got.data(), pitch / sizeof(float)), 0)
           << "radius " << radius << ", border " << static_cast<int>(mode);
     }
