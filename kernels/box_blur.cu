@@ -437,11 +437,7 @@ struct FusedTypes<std::uint16_t> {
 // Rows per warp of the fused path's segments when the environment variable GPULAB_BOX_FUSED_ROWS
 // sets them (a tuning knob for benchmarks; results do not depend on it); 0: planned.
 inline int fusedForcedRows() {
-  static const int rows = [] {
-    const char* text = std::getenv("GPULAB_BOX_FUSED_ROWS");
-    const int v = text != nullptr ? std::atoi(text) : 0;
-    return v > 0 ? v : 0;
-  }();
+  static const int rows = tuningRows("GPULAB_BOX_FUSED_ROWS");
   return rows;
 }
 

@@ -36,7 +36,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -44,6 +43,7 @@
 
 #include "box_blur_stream.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 #include "vector_loads.cuh"
 
 namespace gpulab::kernels::boxstream {
@@ -316,19 +316,12 @@ __global__ void __launch_bounds__(kThreads, residentFor<R>())
 /// GPULAB_BOX_STREAM_ROWS forces the segment rows (rounded up to a batch). Tuning knobs: the results
 /// do not depend on them.
 const std::string& forcedKernel() {
-  static const std::string kernel = [] {
-    const char* text = std::getenv("GPULAB_BOX_SWEEP_KERNEL");
-    return std::string(text != nullptr ? text : "");
-  }();
+  static const std::string kernel = tuningText("GPULAB_BOX_SWEEP_KERNEL");
   return kernel;
 }
 
 int forcedRows() {
-  static const int rows = [] {
-    const char* text = std::getenv("GPULAB_BOX_STREAM_ROWS");
-    const int v = text != nullptr ? std::atoi(text) : 0;
-    return v > 0 ? v : 0;
-  }();
+  static const int rows = tuningRows("GPULAB_BOX_STREAM_ROWS");
   return rows;
 }
 

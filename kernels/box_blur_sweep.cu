@@ -52,6 +52,7 @@
 
 #include "box_blur_sweep.cuh"
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 
 namespace gpulab::kernels::sweep {
 namespace {
@@ -180,11 +181,7 @@ struct Pack<std::uint8_t, true> {
 // Segment rows when GPULAB_BOX_SWEEP_ROWS sets them (a tuning knob for benchmarks; results do not
 // depend on it); 0: planned.
 int forcedRows() {
-  static const int rows = [] {
-    const char* text = std::getenv("GPULAB_BOX_SWEEP_ROWS");
-    const int v = text != nullptr ? std::atoi(text) : 0;
-    return v > 0 ? v : 0;
-  }();
+  static const int rows = tuningRows("GPULAB_BOX_SWEEP_ROWS");
   return rows;
 }
 

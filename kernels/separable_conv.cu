@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpulab/kernels/cuda_check.hpp"
+#include "gpulab/kernels/launch_support.hpp"
 #include "gpulab/kernels/separable_conv.cuh"
 #include "vector_loads.cuh"
 
@@ -684,19 +685,12 @@ int bucketFor(int kw, int kh) {
 /// GPULAB_SEPARABLE_STREAM_ROWS forces the stream kernel's segment rows (rounded up to a period of
 /// KB rows). For measurements; unset, the planner chooses.
 const std::string& forcedKernel() {
-  static const std::string kernel = [] {
-    const char* text = std::getenv("GPULAB_SEPARABLE_KERNEL");
-    return std::string(text != nullptr ? text : "");
-  }();
+  static const std::string kernel = tuningText("GPULAB_SEPARABLE_KERNEL");
   return kernel;
 }
 
 int forcedStreamRows() {
-  static const int rows = [] {
-    const char* text = std::getenv("GPULAB_SEPARABLE_STREAM_ROWS");
-    const int v = text != nullptr ? std::atoi(text) : 0;
-    return v > 0 ? v : 0;
-  }();
+  static const int rows = tuningRows("GPULAB_SEPARABLE_STREAM_ROWS");
   return rows;
 }
 
