@@ -77,7 +77,6 @@ struct Layout {
 };
 
 struct Params {
-  int radius = 0;
   int rows = 0;  ///< output rows a segment, a multiple of kBatch
   BorderMode mode = BorderMode::Reflect101;
   float fill = 0;
@@ -90,13 +89,6 @@ struct State {
   int column[kSlots];                 // the plane column of each sample the lane loads, -1: the fill
   double sum;                         // the column's sum of the last K row sums
 };
-
-/// Whether a float is neither NaN nor infinite, from its exponent bits (no conversion to double).
-GPULAB_HD bool finite(float v) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return (bits & 0x7F800000u) != 0x7F800000u;
-}
 
 // boxWindowMeanExact out of line: called only for an output a NaN or inf spoiled.
 __host__ __device__ __noinline__ float exactMean(Plane<const float> in, int x, int y, int radius, BorderMode mode,
@@ -251,7 +243,7 @@ struct Block {
     if (!boxFinite(s.sum)) {
       GPULAB_UNROLL
       for (int r = 0; r < kBatch; ++r)
-        if (r >= lo && r < hi && !finite(mean[r])) mean[r] = exactMean(in, x, y0 + j0 + r, R, p.mode, p.fill);
+        if (r >= lo && r < hi && !boxFinite(mean[r])) mean[r] = exactMean(in, x, y0 + j0 + r, R, p.mode, p.fill);
     }
     float* dst = out.row(y0 + j0 + lo) + x;
     GPULAB_UNROLL
@@ -329,7 +321,6 @@ int forcedRows() {
 /// fit, each a whole number of batches.
 Params plan(int width, int height, int radius, BorderMode mode, float fill, int resident) {
   Params p;
-  p.radius = radius;
   p.mode = mode;
   p.fill = fill;
   p.inv = boxAreaOf(radius).inv;
@@ -350,10 +341,6 @@ template <class F>
 void withRadius(int radius, F&& f) {
   withRadius(radius, f, std::make_integer_sequence<int, kMaxRadius>{});
 }
-
-/// The blocks emulate's callers plan for when they name none (several segments a strip on small
-/// test images, as a GPU gives).
-constexpr int kHostResidentBlocks = 6;
 
 }  // namespace
 
@@ -376,8 +363,7 @@ void launch(Plane<const float> in, Plane<float> out, int radius, BorderMode mode
 void emulate(Plane<const float> in, Plane<float> out, int radius, BorderMode mode, float fill, int residentBlocks) {
   withRadius(radius, [&](auto r) {
     using B = Block<decltype(r)::value>;
-    const Params p =
-        plan(in.width, in.height, radius, mode, fill, residentBlocks > 0 ? residentBlocks : kHostResidentBlocks);
+    const Params p = plan(in.width, in.height, radius, mode, fill, residentBlocks);
     std::vector<unsigned char> shared(B::L::bytes);
     std::vector<State> states(kThreads);
     const auto each = [&](auto&& f) {
@@ -393,7 +379,6 @@ void emulate(Plane<const float> in, Plane<float> out, int radius, BorderMode mod
           std::memcpy(&shared[k * sizeof(float)], &nanF, sizeof nanF);
         for (std::size_t k = B::L::inBytes; k + sizeof(double) <= shared.size(); k += sizeof(double))
           std::memcpy(&shared[k], &nanD, sizeof nanD);
-        for (State& s : states) s.sum = nanD;
         const B block(in, out, p, shared.data(), bx, by);
         program(block, each, [] {});
       }
