@@ -853,9 +853,14 @@ TEST(BoxDivide, MatchesIntegerDivisionForEveryU8WindowSum) {
     int bits = 1;
     while ((largest >> bits) != 0) ++bits;
     const kernels::BoxDivide divide = kernels::boxDivideOf(area.count, bits);
+    // Up to radius 31 the quotient is the product's high word, with no shift (the sweep kernel's
+    // one-instruction mean).
+    EXPECT_EQ(divide.shift == 0, radius <= 31) << "radius " << radius << ", shift " << divide.shift;
     unsigned wrong = 0, first = 0;
-    for (unsigned n = 0; n <= largest; ++n)
-      if (divide(n) != n / area.count && wrong++ == 0) first = n;
+    for (unsigned n = 0; n <= largest; ++n) {
+      const unsigned q = divide.shift == 0 ? divide.high(n) : divide(n);
+      if ((divide(n) != n / area.count || q != n / area.count) && wrong++ == 0) first = n;
+    }
     EXPECT_EQ(wrong, 0u) << "radius " << radius << ", first at " << first;
   }
 }

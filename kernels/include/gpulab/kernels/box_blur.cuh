@@ -244,24 +244,36 @@ GPULAB_HD T boxRoundedMean(unsigned sum, unsigned area, float invAreaF, double i
   return static_cast<T>(q);
 }
 
+/// The high word of a x b: one instruction on the GPU.
+GPULAB_HD std::uint32_t boxMulHi(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(a) * b >> 32);
+#endif
+}
+
 /// floor(n / d) for every n below 2^bits as a multiply and a shift (Granlund and Montgomery, 1994):
-/// with s = bits + ceil(log2 d) and m = ceil(2^s / d), m d - 2^s < d <= 2^(s - bits), so the error
-/// of n m / 2^s against n / d stays below 1 / d. m fits 32 bits for bits <= 30.
+/// with s >= bits + ceil(log2 d) and m = ceil(2^s / d), m d - 2^s < d <= 2^(s - bits), so the error
+/// of n m / 2^s against n / d stays below 1 / d. s is at least 32, so that the quotient is the high
+/// word of the 32-bit product n m shifted by s - 32 (an IMAD.HI, and no shift for the window sums
+/// of u8 up to radius 31); m fits 32 bits for d >= 2 and bits <= 30.
 struct BoxDivide {
   std::uint32_t multiplier = 1;
-  int shift = 0;
-  GPULAB_HD unsigned operator()(unsigned n) const {
-    return static_cast<unsigned>((static_cast<std::uint64_t>(n) * multiplier) >> shift);
-  }
+  int shift = 0;  ///< s - 32
+  GPULAB_HD unsigned operator()(unsigned n) const { return boxMulHi(n, multiplier) >> shift; }
+  /// The same when shift is 0 (the caller has checked): the high word alone.
+  GPULAB_HD unsigned high(unsigned n) const { return boxMulHi(n, multiplier); }
 };
 
-/// The divider by d >= 1 for dividends below 2^bits (bits 1..30).
+/// The divider by d >= 2 for dividends below 2^bits (bits 1..30).
 inline BoxDivide boxDivideOf(unsigned d, int bits) {
   int log2Up = 0;
   while ((1ULL << log2Up) < d) ++log2Up;
+  const int s = bits + log2Up < 32 ? 32 : bits + log2Up;
   BoxDivide div;
-  div.shift = bits + log2Up;
-  div.multiplier = static_cast<std::uint32_t>(((1ULL << div.shift) + d - 1) / d);
+  div.shift = s - 32;
+  div.multiplier = static_cast<std::uint32_t>(((1ULL << s) + d - 1) / d);
   return div;
 }
 
