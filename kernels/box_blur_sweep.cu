@@ -41,7 +41,10 @@
 // instructions, 30% of DRAM bandwidth; every horizontal shared read 2-way bank conflicted (the
 // pitches suited the first warp only), an integer division a thread a batch (8.7% of the
 // instructions). Now 28-33 M instructions; the largest stalls are the loads (long scoreboard), the
-// fixed-latency double additions and the barriers, about a fifth each.
+// fixed-latency double additions and the barriers, about a fifth each. Session 16 (2026-11-28): the
+// u8 mean one IMAD.HI (it was a 64-bit product and shift), the partial chunk predicated, the odd
+// bytes permuted to their lanes: the photo row 0.126 ms (0.137), 46.8 M warp instructions (57.2 M);
+// 28% of the stall samples wait at the barrier after the vertical phase.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -128,8 +131,23 @@ struct Pack<std::uint16_t, false> {
   GPULAB_HD static void put(Sum* d, const Acc& a) { *reinterpret_cast<uint2*>(d) = make_uint2(a.v[0], a.v[1]); }
 };
 
+/// Bytes of the 8-byte value b:a, as __byte_perm picks them (selector nibbles 0..7, byte 0 first).
+GPULAB_HD std::uint32_t bytePerm(std::uint32_t a, std::uint32_t b, unsigned selector) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(a, b, selector);
+#else
+  const std::uint64_t x = static_cast<std::uint64_t>(b) << 32 | a;
+  std::uint32_t r = 0;
+  for (int i = 0; i < 4; ++i)
+    r |= static_cast<std::uint32_t>(x >> (8 * ((selector >> (4 * i)) & 7)) & 0xFFu) << (8 * i);
+  return r;
+#endif
+}
+
 // u8 up to kPackedRadius: samples 0 and 2 in the 16-bit lanes of `even`, 1 and 3 in those of `odd`.
-// A lane's running sum stays in [0, (2r+1) x 255], so no carry or borrow crosses into the next.
+// A lane's running sum stays in [0, (2r+1) x 255], so no carry or borrow crosses into the next. A
+// word's odd bytes come to their lanes with one byte permute, and the lanes go back to sample order
+// with two.
 template <>
 struct Pack<std::uint8_t, false> {
   static constexpr int Q = 4;
@@ -143,16 +161,17 @@ struct Pack<std::uint8_t, false> {
     return s[0] | static_cast<unsigned>(s[1]) << 8 | static_cast<unsigned>(s[2]) << 16 |
            static_cast<unsigned>(s[3]) << 24;
   }
+  GPULAB_HD static unsigned odds(Word w) { return bytePerm(w, 0, 0x4341); }  // bytes 1 and 3, zero-extended
   GPULAB_HD static void add(Acc& a, Word w) {
     a.even += w & 0x00FF00FFu;
-    a.odd += (w >> 8) & 0x00FF00FFu;
+    a.odd += odds(w);
   }
   GPULAB_HD static void sub(Acc& a, Word w) {
     a.even -= w & 0x00FF00FFu;
-    a.odd -= (w >> 8) & 0x00FF00FFu;
+    a.odd -= odds(w);
   }
   GPULAB_HD static void put(Sum* d, const Acc& a) {
-    *reinterpret_cast<uint2*>(d) = make_uint2((a.even & 0xFFFFu) | a.odd << 16, (a.even >> 16) | (a.odd & 0xFFFF0000u));
+    *reinterpret_cast<uint2*>(d) = make_uint2(bytePerm(a.even, a.odd, 0x5410), bytePerm(a.even, a.odd, 0x7632));
   }
 };
 
@@ -461,11 +480,13 @@ struct Block {
     P::sub(acc, leave);
   }
 
+  // High: u8 whose divider needs no shift (radius up to 31), one instruction a mean.
+  template <bool High>
   GPULAB_HD T finish(H h) const {
     if constexpr (kFloat)
       return static_cast<float>(h * p.area.inv);
     else if constexpr (sizeof(T) == 1)
-      return static_cast<T>(p.divide(h));  // h started at area / 2: rounded to nearest
+      return static_cast<T>(High ? p.divide.high(h) : p.divide(h));  // h started at area / 2: rounded to nearest
     else
       return boxRoundedMean<T>(h, p.area.count, p.area.invF, p.area.inv);
   }
@@ -473,6 +494,14 @@ struct Block {
   // Batch `batch`: the horizontal windows over the shared sums into the output buffer. A thread
   // takes one run of one row and channel (the same in each batch; the last may have fewer rows).
   GPULAB_HD void horizontal(int tid, int batch) const {
+    if constexpr (sizeof(T) == 1) {
+      if (p.divide.shift == 0) return horizontalRun<true>(tid, batch);
+    }
+    horizontalRun<false>(tid, batch);
+  }
+
+  template <bool High>
+  GPULAB_HD void horizontalRun(int tid, int batch) const {
     const int b = tid / kSlots, slot = tid % kSlots;
     if (slot >= p.runs * C || b >= batchRows(batch)) return;
     const int c = slot * p.perRuns >> 16;  // slot / p.runs: a multiply, not a division a batch
@@ -483,27 +512,46 @@ struct Block {
     const int span = 2 * p.radius;
     const Sum* row = sums + b * p.sumPitch + lead + c;  // extended pixel e of channel c at row[e * C]
     T* dst = outs + b * p.outPitch + c;
-    // The first window: 2r+1 sums (u8 from area / 2, so that the mean rounds to nearest).
+    // The first window: 2r+1 sums (u8 from area / 2, so that the mean rounds to nearest), kChunk
+    // reads at a time.
     H h = sizeof(T) == 1 ? H(p.area.count / 2) : H(0);
-    for (int e = xs; e <= xs + span; ++e) h += row[e * C];
-    dst[xs * C] = finish(h);
+    const Sum* at = row + xs * C;
+    int e = 0;
+    for (; e + kChunk <= span + 1; e += kChunk, at += kChunk * C) {
+      H part[kChunk];
+      GPULAB_UNROLL
+      for (int i = 0; i < kChunk; ++i) part[i] = H(at[i * C]);
+      GPULAB_UNROLL
+      for (int i = 0; i < kChunk; ++i) h += part[i];
+    }
+    for (; e <= span; ++e, at += C) h += H(*at);
+    dst[xs * C] = finish<High>(h);
     // kChunk outputs at a time: their 2 kChunk reads issued together, each output's change (the sum
     // entering less the one leaving) apart from the running sum, which then takes one addition an
-    // output.
+    // output. The last, partial chunk reads and writes under predicates.
+    const Sum* enter = row + (xs + 1 + span) * C;
+    const Sum* leave = row + xs * C;
+    T* to = dst + (xs + 1) * C;
     int x = xs + 1;
-    for (; x + kChunk <= xe; x += kChunk) {
+    for (; x + kChunk <= xe; x += kChunk, enter += kChunk * C, leave += kChunk * C, to += kChunk * C) {
       H change[kChunk];
       GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) change[i] = H(row[(x + i + span) * C]) - H(row[(x + i - 1) * C]);
+      for (int i = 0; i < kChunk; ++i) change[i] = H(enter[i * C]) - H(leave[i * C]);
       GPULAB_UNROLL
       for (int i = 0; i < kChunk; ++i) {
         h += change[i];
-        dst[(x + i) * C] = finish(h);
+        to[i * C] = finish<High>(h);
       }
     }
-    for (; x < xe; ++x) {
-      h += H(row[(x + span) * C]) - H(row[(x - 1) * C]);
-      dst[x * C] = finish(h);
+    if (x < xe) {
+      H change[kChunk];
+      GPULAB_UNROLL
+      for (int i = 0; i < kChunk; ++i) change[i] = x + i < xe ? H(enter[i * C]) - H(leave[i * C]) : H(0);
+      GPULAB_UNROLL
+      for (int i = 0; i < kChunk; ++i) {
+        h += change[i];
+        if (x + i < xe) to[i * C] = finish<High>(h);
+      }
     }
     if constexpr (kFloat) {
       // A NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
