@@ -47,7 +47,6 @@
 // 28% of the stall samples wait at the barrier after the vertical phase.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <type_traits>
