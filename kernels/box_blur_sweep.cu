@@ -262,6 +262,9 @@ struct Block {
   // both.
   static constexpr int kAhead = kFloat || sizeof(T) == 2 || C == 1 ? kRows : 2 * kRows;
   static constexpr int kChunk = kFloat || sizeof(T) == 2 ? 4 : 8;  // horizontal outputs whose reads go out together
+  // A run's last kChunk - 1 outputs at most (and the first window's last sums) as 2 and 1 (f32,
+  // u16), or u8's as one predicated chunk.
+  static constexpr bool kSplitTail = kChunk == 4;
 
   // A thread's words: their vertical window sums, and where they are in a row.
   struct State {
@@ -490,6 +493,34 @@ struct Block {
       return boxRoundedMean<T>(h, p.area.count, p.area.invF, p.area.inv);
   }
 
+  // N sums of one channel from `at` on, added to h: their reads issued together.
+  template <int N>
+  GPULAB_HD static void sum(H& h, const Sum*& at) {
+    H part[N];
+    GPULAB_UNROLL
+    for (int i = 0; i < N; ++i) part[i] = H(at[i * C]);
+    GPULAB_UNROLL
+    for (int i = 0; i < N; ++i) h += part[i];
+    at += N * C;
+  }
+
+  // N outputs of a run: their 2N reads issued together, each output's change (the sum entering less
+  // the one leaving) apart from the running sum h, which then takes one addition an output.
+  template <int N, bool High>
+  GPULAB_HD void slide(H& h, const Sum*& enter, const Sum*& leave, T*& to) const {
+    H change[N];
+    GPULAB_UNROLL
+    for (int i = 0; i < N; ++i) change[i] = H(enter[i * C]) - H(leave[i * C]);
+    GPULAB_UNROLL
+    for (int i = 0; i < N; ++i) {
+      h += change[i];
+      to[i * C] = finish<High>(h);
+    }
+    enter += N * C;
+    leave += N * C;
+    to += N * C;
+  }
+
   // Batch `batch`: the horizontal windows over the shared sums into the output buffer. A thread
   // takes one run of one row and channel (the same in each batch; the last may have fewer rows).
   GPULAB_HD void horizontal(int tid, int batch) const {
@@ -511,56 +542,81 @@ struct Block {
     const int span = 2 * p.radius;
     const Sum* row = sums + b * p.sumPitch + lead + c;  // extended pixel e of channel c at row[e * C]
     T* dst = outs + b * p.outPitch + c;
-    // The first window: 2r+1 sums (u8 from area / 2, so that the mean rounds to nearest), kChunk
-    // reads at a time.
-    H h = sizeof(T) == 1 ? H(p.area.count / 2) : H(0);
-    const Sum* at = row + xs * C;
-    int e = 0;
-    for (; e + kChunk <= span + 1; e += kChunk, at += kChunk * C) {
-      H part[kChunk];
-      GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) part[i] = H(at[i * C]);
-      GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) h += part[i];
-    }
-    for (; e <= span; ++e, at += C) h += H(*at);
-    dst[xs * C] = finish<High>(h);
-    // kChunk outputs at a time: their 2 kChunk reads issued together, each output's change (the sum
-    // entering less the one leaving) apart from the running sum, which then takes one addition an
-    // output. The last, partial chunk reads and writes under predicates.
-    const Sum* enter = row + (xs + 1 + span) * C;
-    const Sum* leave = row + xs * C;
-    T* to = dst + (xs + 1) * C;
-    int x = xs + 1;
-    for (; x + kChunk <= xe; x += kChunk, enter += kChunk * C, leave += kChunk * C, to += kChunk * C) {
-      H change[kChunk];
-      GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) change[i] = H(enter[i * C]) - H(leave[i * C]);
-      GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) {
-        h += change[i];
-        to[i * C] = finish<High>(h);
+    if constexpr (kSplitTail) {
+      // The first window: 2r+1 sums, kChunk reads at a time, the rest as 2 and 1 (the same for
+      // every thread).
+      H h = H(0);
+      const Sum* at = row + xs * C;
+      int left = span + 1;
+      GPULAB_NO_UNROLL
+      for (; left >= kChunk; left -= kChunk) sum<kChunk>(h, at);
+      if (left & 2) sum<2>(h, at);
+      if (left & 1) sum<1>(h, at);
+      dst[xs * C] = finish<High>(h);
+      // kChunk outputs at a time, the rest of the run as 2 and 1: threads part ways only where their
+      // runs differ in length modulo kChunk (the last run of a row, say).
+      const Sum* enter = row + (xs + 1 + span) * C;
+      const Sum* leave = row + xs * C;
+      T* to = dst + (xs + 1) * C;
+      left = xe - xs - 1;
+      for (; left >= kChunk; left -= kChunk) slide<kChunk, High>(h, enter, leave, to);
+      if (left & 2) slide<2, High>(h, enter, leave, to);
+      if (left & 1) slide<1, High>(h, enter, leave, to);
+      if constexpr (kFloat) nonFinite(h, xs, xe, c, b, batch, dst);
+    } else {
+      // The first window: 2r+1 sums (u8 from area / 2, so that the mean rounds to nearest), kChunk
+      // reads at a time.
+      H h = sizeof(T) == 1 ? H(p.area.count / 2) : H(0);
+      const Sum* at = row + xs * C;
+      int e = 0;
+      for (; e + kChunk <= span + 1; e += kChunk, at += kChunk * C) {
+        H part[kChunk];
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) part[i] = H(at[i * C]);
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) h += part[i];
       }
-    }
-    if (x < xe) {
-      H change[kChunk];
-      GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) change[i] = x + i < xe ? H(enter[i * C]) - H(leave[i * C]) : H(0);
-      GPULAB_UNROLL
-      for (int i = 0; i < kChunk; ++i) {
-        h += change[i];
-        if (x + i < xe) to[i * C] = finish<High>(h);
+      for (; e <= span; ++e, at += C) h += H(*at);
+      dst[xs * C] = finish<High>(h);
+      // kChunk outputs at a time: their 2 kChunk reads issued together, each output's change (the sum
+      // entering less the one leaving) apart from the running sum, which then takes one addition an
+      // output. The last, partial chunk reads and writes under predicates.
+      const Sum* enter = row + (xs + 1 + span) * C;
+      const Sum* leave = row + xs * C;
+      T* to = dst + (xs + 1) * C;
+      int x = xs + 1;
+      for (; x + kChunk <= xe; x += kChunk, enter += kChunk * C, leave += kChunk * C, to += kChunk * C) {
+        H change[kChunk];
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) change[i] = H(enter[i * C]) - H(leave[i * C]);
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) {
+          h += change[i];
+          to[i * C] = finish<High>(h);
+        }
       }
+      if (x < xe) {
+        H change[kChunk];
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) change[i] = x + i < xe ? H(enter[i * C]) - H(leave[i * C]) : H(0);
+        GPULAB_UNROLL
+        for (int i = 0; i < kChunk; ++i) {
+          h += change[i];
+          if (x + i < xe) to[i * C] = finish<High>(h);
+        }
+      }
+      if constexpr (kFloat) nonFinite(h, xs, xe, c, b, batch, dst);
     }
-    if constexpr (kFloat) {
-      // A NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
-      // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those
-      // that are not get their window's exact mean.
-      if (boxFinite(h)) return;
-      const int yb = y0 + batch * kRows;
-      for (int x = xs; x < xe; ++x)
-        if (!boxFinite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);
-    }
+  }
+
+  // f32: a NaN or inf, once in h, stays (inf - inf is NaN): a finite h at the end of the run means
+  // every output of it was finite (finite floats cannot overflow a double sum). Otherwise those
+  // that are not get their window's exact mean.
+  GPULAB_HD void nonFinite(H h, int xs, int xe, int c, int b, int batch, T* dst) const {
+    if (boxFinite(h)) return;
+    const int yb = y0 + batch * kRows;
+    for (int x = xs; x < xe; ++x)
+      if (!boxFinite(dst[x * C])) dst[x * C] = exactMean(in, C, x0 + x, c, yb + b, p.radius, p.mode, p.fill);
   }
 
   // Batch `batch`'s outputs from the output buffer to `out`: a warp a row, 16 bytes a lane where
