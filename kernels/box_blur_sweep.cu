@@ -17,8 +17,12 @@
 //               window along the shared sums: the first output sums 2r+1 of them, each next one
 //               adds the sum entering less the one leaving (one addition on the running sum's
 //               chain), the reads of kChunk outputs issued together. Results go to the output buffer.
-// Words that hold a sample outside the image (the halo beyond the left and right edges, border
-// mapped) or straddle its right edge gather their samples one at a time through a per-block map.
+// The halo beyond the image's left and right edges costs no loads: a column's vertical sums do not
+// depend on where the column stands, so between the two phases each halo sample takes the sums of the
+// column the border maps it to (copyHalo, a third phase in the blocks that have a halo). Words that
+// straddle the image's right edge gather their in-image samples one at a time through a per-block
+// map, and so do halo samples in Constant mode (the fill) or mapped outside the block's extended row
+// (Wrap, when the image is wider than a tile).
 // The run length and the pitches of the shared buffers are chosen so that a warp's horizontal reads
 // and writes spread over the banks (every warp alike). Every input sample is read from DRAM about
 // once (the rows above a segment and the halo columns again, the latter mostly from L2), every output
@@ -46,7 +50,10 @@
 // bytes permuted to their lanes: the photo row 0.126 ms (0.137), 46.8 M warp instructions (57.2 M);
 // 28% of the stall samples wait at the barrier after the vertical phase. Session 17: one wave of
 // blocks, each an equal share of the batches, took 13% fewer instructions but 0.194 ms, the blocks
-// of the first and last tiles and of the tiles' tops setting the wave's end (README).
+// of the first and last tiles and of the tiles' tops setting the wave's end (README). Session 18
+// (2026-11-28): the edge tiles' blocks took 60 us against 16 (their halo gathered a sample at a time,
+// a wait for memory a row), so the kernel's last 30 us ran on a few SMs; with the halo copied and
+// the longest blocks started first (blockAt) the photo row is 0.089 ms.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -72,6 +79,10 @@ constexpr int kWaves = 4;        // blocks planned: this many times as many as t
 constexpr int kLargestRadius = 240;
 constexpr int kPackedRadius = 127;  // u8: 16-bit lanes hold (2r+1) x 255 up to here
 constexpr int kUnused = -2;         // a gathered sample outside the extended row
+// A halo sample whose column the border maps into the extended row: map entry kCopied - s, s the
+// extended-row sample whose vertical sums it takes (copyHalo); gathered as a zero.
+constexpr int kCopied = -3;
+constexpr int kSkipped = -1;  // State::offset of a word with nothing to load (skipped)
 // Horizontal phase: a thread per (row of the batch, slot); a row's slots hold its runs, channel by
 // channel, so that a warp covers two rows alike and every warp meets the banks as the first does.
 constexpr int kSlots = 16;
@@ -271,7 +282,7 @@ struct Block {
   // A thread's words: their vertical window sums, and where they are in a row.
   struct State {
     typename P::Acc acc[K];
-    int offset[K];   ///< bytes from a row's start to the word (direct words)
+    int offset[K];   ///< bytes from a row's start to the word (direct words); kSkipped
     bool direct[K];  ///< whole, inside the row: one load a row; else gathered through the map
     /// K == 1: the next batch's entering rows (then, for interleaved u8, its leaving rows), loaded ahead
     /// (a direct word of a batch inside the image) while this batch's horizontal phase runs.
@@ -283,11 +294,13 @@ struct Block {
   Params<T> p;
   Sum* sums;  ///< kRows x p.sumPitch
   T* outs;    ///< kRows x p.outPitch
-  int* map;   ///< p.words x Q: a gathered sample's index in a row, -1 for the fill, kUnused
+  int* map;   ///< p.words x Q: a gathered sample's index in a row, -1 for the fill, kUnused, kCopied - s
   int x0 = 0, tile = 0, y0 = 0, y1 = 0, ext = 0;
   int first = 0;  ///< the block's first word, in words from the row's start (negative left of it)
   int lead = 0;   ///< slot of the extended row's first sample in a shared row
   int words = 0;  ///< words the block's extended row spans
+  int haloLeft = 0, haloRight = 0;  ///< samples of the extended row left of the image, right of it
+  bool copies = false;  ///< halo samples take the sums of the columns the border maps them to
   Word fillWord{};
 
   GPULAB_HD Block(Plane<const T> in_, Plane<T> out_, const Params<T>& p_, unsigned char* shared, int bx, int by)
@@ -305,6 +318,9 @@ struct Block {
     first = floorDivide(start, Q);
     lead = start - first * Q;
     words = (lead + ext + Q - 1) / Q;
+    haloLeft = (p.radius > x0 ? p.radius - x0 : 0) * C;
+    haloRight = (x0 + tile + p.radius > p.width ? x0 + tile + p.radius - p.width : 0) * C;
+    copies = p.mode != BorderMode::Constant && haloLeft + haloRight > 0;
     T fills[Q];
     for (int q = 0; q < Q; ++q) fills[q] = p.fill;
     fillWord = P::join(fills);
@@ -328,7 +344,7 @@ struct Block {
     T s[Q];
     for (int q = 0; q < Q; ++q) {
       const int m = map[j * Q + q];
-      s[q] = m == kUnused ? T(0) : (m < 0 || row == nullptr ? p.fill : row[m]);
+      s[q] = m <= kUnused ? T(0) : (m < 0 || row == nullptr ? p.fill : row[m]);
     }
     return P::join(s);
   }
@@ -353,17 +369,25 @@ struct Block {
       s.direct[k] = p.wordLoads && g >= 0 && g + Q <= p.width * C;
       s.offset[k] = s.direct[k] ? g * static_cast<int>(sizeof(T)) : 0;
       if (!s.direct[k]) {
+        bool gathers = false;
         for (int q = 0; q < Q; ++q) {
           const int e = j * Q + q - lead;  // sample of the extended row
           int m = kUnused;
           if (e >= 0 && e < ext) {
             const int x = floorDivide(g + q, C);
             const int xm = borderIndex(x, p.width, p.mode);
-            m = xm < 0 ? -1 : xm * C + (g + q - x * C);
+            const int source = e + (xm - x) * C;  // the sample the border maps it to, in the extended row
+            if (copies && xm != x && source >= 0 && source < ext)
+              m = kCopied - source;
+            else
+              m = xm < 0 ? -1 : xm * C + (g + q - x * C);
           }
           map[j * Q + q] = m;
+          gathers = gathers || m > kUnused;
         }
+        if (!gathers) s.offset[k] = kSkipped;  // its sums are copied (copyHalo) or never read
       }
+      if (skipped(s, k)) continue;
       if (s.direct[k] && ys >= 0 && ye <= p.height) {
         // kStartLoads rows at a time, the last group cut short by predicated loads (a row past the
         // window adds a zero word): one wait for memory a group, none a row.
@@ -378,19 +402,36 @@ struct Block {
         }
         continue;
       }
-      if (s.direct[k]) {  // rows the border maps (a segment at the image's top or bottom): the same groups
-        GPULAB_NO_UNROLL
-        for (int y = ys; y < ye; y += kStartLoads) {
-          Word v[kStartLoads];
-          GPULAB_UNROLL
-          for (int b = 0; b < kStartLoads; ++b) v[b] = y + b < ye ? wordOf(s, k, j, rowOf(y + b)) : Word{};
-          GPULAB_UNROLL
-          for (int b = 0; b < kStartLoads; ++b) P::add(s.acc[k], v[b]);
-        }
-        continue;
-      }
+      // Rows the border maps (a segment at the image's top or bottom) or a gathered word: the same
+      // groups.
       GPULAB_NO_UNROLL
-      for (int y = ys; y < ye; ++y) P::add(s.acc[k], wordOf(s, k, j, rowOf(y)));
+      for (int y = ys; y < ye; y += kStartLoads) {
+        Word v[kStartLoads];
+        GPULAB_UNROLL
+        for (int b = 0; b < kStartLoads; ++b) v[b] = y + b < ye ? wordOf(s, k, j, rowOf(y + b)) : Word{};
+        GPULAB_UNROLL
+        for (int b = 0; b < kStartLoads; ++b) P::add(s.acc[k], v[b]);
+      }
+    }
+  }
+
+  // A word whose samples are all copied halo or outside the extended row: nothing to load or sum.
+  GPULAB_HD static bool skipped(const State& s, int k) { return s.offset[k] == kSkipped; }
+
+  // Batch `batch`, between the vertical and horizontal phases (barriers on both sides): the halo
+  // samples the border maps into the extended row take the vertical sums of the samples they map to.
+  // A column's vertical sums do not depend on where the column is, so the halo beside an image's
+  // left and right edges costs no loads (all modes but Constant).
+  GPULAB_HD void copyHalo(int tid, int batch) const {
+    const int n = batchRows(batch), count = haloLeft + haloRight;
+    for (int i = tid; i < n * count; i += kThreads) {
+      const int b = i / count, h = i - b * count;
+      const int e = h < haloLeft ? h : ext - haloRight + (h - haloLeft);
+      const int m = map[lead + e];
+      if (m <= kCopied) {
+        Sum* row = sums + b * p.sumPitch + lead;
+        row[e] = row[kCopied - m];
+      }
     }
   }
 
@@ -441,6 +482,7 @@ struct Block {
           }
           return;
         }
+        if (skipped(s, 0)) return;
         GPULAB_NO_UNROLL
         for (int b = 0; b < kRows; ++b)  // a word the border maps or the image's right edge cuts
           step(s.acc[0], gather(in.row(yb + b + p.radius), j), gather(in.row(yb + b - p.radius), j), b, j);
@@ -453,7 +495,7 @@ struct Block {
         GPULAB_UNROLL
         for (int k = 0; k < K; ++k) {
           const int j = tid + k * kThreads;
-          if (j >= words) continue;
+          if (j >= words || skipped(s, k)) continue;
           // A word the border maps or the image's right edge cuts: 4 rows at a time, their loads
           // issued together (one wait for memory, not four).
           if (!s.direct[k]) {
@@ -488,7 +530,7 @@ struct Block {
     GPULAB_UNROLL
     for (int k = 0; k < K; ++k) {
       const int j = tid + k * kThreads;
-      if (j >= words) continue;
+      if (j >= words || skipped(s, k)) continue;
       // Near the image's top or bottom (a few batches): rows border-mapped one at a time, in a loop
       // kept rolled so that the border arithmetic stays out of the instruction cache's way.
       GPULAB_NO_UNROLL
@@ -669,12 +711,40 @@ struct Block {
   }
 };
 
+// The tile and segment of the block the GPU starts id-th: those that take longest first, so that the
+// last to start, which set the kernel's end, are short. First the first and last tiles' columns
+// (Constant and Wrap gather their halo), then the other tiles' top and bottom segments (border-mapped
+// rows), then the rest row by row. (H100, session 18, the 6000x4000 RGB u8 photo at r=15: 0.088 ms
+// in launch order, 0.089 so; over the bench's other shapes up to 16% faster: Constant and Wrap,
+// f32 r=31 and r=63, gray and RGBA 16-bit.)
+GPULAB_HD void blockAt(int id, int tilesX, int tilesY, int& bx, int& by) {
+  bx = id % tilesX;
+  by = id / tilesX;
+  if (tilesX <= 2 || tilesY <= 2) return;
+  if (id < 2 * tilesY) {
+    bx = id % 2 == 0 ? 0 : tilesX - 1;
+    by = id / 2;
+    return;
+  }
+  id -= 2 * tilesY;
+  if (id < 2 * (tilesX - 2)) {
+    bx = 1 + id / 2;
+    by = id % 2 == 0 ? 0 : tilesY - 1;
+    return;
+  }
+  id -= 2 * (tilesX - 2);
+  bx = 1 + id % (tilesX - 2);
+  by = 1 + id / (tilesX - 2);
+}
+
 template <class T, int C, int K, bool Wide>
 __global__ void __launch_bounds__(kThreads, K == 1 ? 3 : 2)
     boxSweepKernel(Plane<const T> in, Plane<T> out, Params<T> p) {
   extern __shared__ __align__(16) unsigned char shared[];
   using B = Block<T, C, K, Wide>;
-  const B block(in, out, p, shared, blockIdx.x, blockIdx.y);
+  int bx = 0, by = 0;
+  blockAt(static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x), p.tilesX, p.tilesY, bx, by);
+  const B block(in, out, p, shared, bx, by);
   const int tid = threadIdx.x;
   typename B::State state;
   block.start(tid, state);
@@ -685,6 +755,10 @@ __global__ void __launch_bounds__(kThreads, K == 1 ? 3 : 2)
     block.vertical(tid, batch, state);
     block.loadAhead(tid, batch + 1, state);  // in flight through the horizontal phase
     __syncthreads();
+    if (block.copies) {  // block-uniform
+      block.copyHalo(tid, batch);
+      __syncthreads();
+    }
     block.horizontal(tid, batch);
     __syncthreads();  // the sums are read; the outputs are written
   }
@@ -832,6 +906,8 @@ void emulateWith(const Params<T>& p, Plane<const T> in, Plane<T> out) {
           block.vertical(tid, batch, states[tid]);
           block.loadAhead(tid, batch + 1, states[tid]);
         }
+        if (block.copies)
+          for (int tid = 0; tid < kThreads; ++tid) block.copyHalo(tid, batch);
         for (int tid = 0; tid < kThreads; ++tid) block.horizontal(tid, batch);
       }
       for (int tid = 0; tid < kThreads; ++tid) block.store(tid, batches - 1);
