@@ -296,11 +296,11 @@ struct Block {
   T* outs;    ///< kRows x p.outPitch
   int* map;   ///< p.words x Q: a gathered sample's index in a row, -1 for the fill, kUnused, kCopied - s
   int x0 = 0, tile = 0, y0 = 0, y1 = 0, ext = 0;
-  int first = 0;  ///< the block's first word, in words from the row's start (negative left of it)
-  int lead = 0;   ///< slot of the extended row's first sample in a shared row
-  int words = 0;  ///< words the block's extended row spans
+  int first = 0;                    ///< the block's first word, in words from the row's start (negative left of it)
+  int lead = 0;                     ///< slot of the extended row's first sample in a shared row
+  int words = 0;                    ///< words the block's extended row spans
   int haloLeft = 0, haloRight = 0;  ///< samples of the extended row left of the image, right of it
-  bool copies = false;  ///< halo samples take the sums of the columns the border maps them to
+  bool copies = false;              ///< halo samples take the sums of the columns the border maps them to
   Word fillWord{};
 
   GPULAB_HD Block(Plane<const T> in_, Plane<T> out_, const Params<T>& p_, unsigned char* shared, int bx, int by)
@@ -714,9 +714,9 @@ struct Block {
 // The tile and segment of the block the GPU starts id-th: those that take longest first, so that the
 // last to start, which set the kernel's end, are short. First the first and last tiles' columns
 // (Constant and Wrap gather their halo), then the other tiles' top and bottom segments (border-mapped
-// rows), then the rest row by row. (H100, session 18, the 6000x4000 RGB u8 photo at r=15: 0.088 ms
-// in launch order, 0.089 so; over the bench's other shapes up to 16% faster: Constant and Wrap,
-// f32 r=31 and r=63, gray and RGBA 16-bit.)
+// rows), then the rest row by row. (H100, session 18: the 6000x4000 RGB u8 photo at r=15 0.088 ms
+// in launch order, 0.089 in this one; Constant and Wrap borders 17-24% faster, f32 r=31 and r=63,
+// 16-bit RGBA and 8-bit gray 8-14%.)
 GPULAB_HD void blockAt(int id, int tilesX, int tilesY, int& bx, int& by) {
   bx = id % tilesX;
   by = id / tilesX;
