@@ -57,7 +57,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -846,7 +845,7 @@ Params<T> plan(Plane<const T> in, Plane<T> out, int channels, int radius, Border
     return fewest;
   };
   int fewest = 1 << 30;
-  for (int length = leastRun; length <= leastRun + 6 && divUp(p.tileWidth, length) >= 1; length += 2) {
+  for (int length = leastRun; length <= leastRun + 6; length += 2) {
     int sumPitch = 0, outPitch = 0;
     const int n = 2 * pitchFor(length, p.words * q, p.sumBytes(), true, sumPitch) +
                   pitchFor(length, p.tileWidth * channels, sizeof(T), false, outPitch);
