@@ -25,9 +25,9 @@
 // (Wrap, when the image is wider than a tile).
 // The run length and the pitches of the shared buffers are chosen so that a warp's horizontal reads
 // and writes spread over the banks (every warp alike). Every input sample is read from DRAM about
-// once (the rows above a segment and the halo columns again, the latter mostly from L2), every output
-// written once, and the cost per output does not grow with the radius beyond (2r+1) / runLength
-// shared reads.
+// once (the rows above a segment again, and the columns beside a tile, which its neighbours share,
+// mostly from L2), every output written once, and the cost per output does not grow with the radius
+// beyond (2r+1) / runLength shared reads.
 //
 // Sums: f32 in double, as on the other paths, so that only the final rounding shows and the result
 // does not depend on the tiling (a tiled run, a batch or a planar run of the same image give the same
